@@ -1,0 +1,36 @@
+# Every target creates what it needs; all are idempotent.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXTRAS := test,broker,api
+
+.PHONY: demo test lint pytest bench clean system-deps
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+system-deps:
+	./scripts/system-deps.sh
+
+# The README's first command: the daemon's main job on the embedded default.
+demo: $(STAMP)
+	$(BIN)/shoe-daemon shuffle --decks 8 | $(BIN)/shoe-daemon deal --decks 8
+
+# The README's second command: set up and pass the whole suite (lint included).
+test: system-deps $(STAMP) lint pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests and the demo use, only those missing.
+# Idempotent; needs root (the table PC's installer and CI run as root).
+set -euo pipefail
+need=()
+command -v gcc >/dev/null || need+=(gcc)
+command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
+command -v socat >/dev/null || need+=(socat)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+# The Debian package enables a system broker on 1883; the tests start their own.
+if command -v systemctl >/dev/null && systemctl is-active --quiet mosquitto 2>/dev/null; then
+  systemctl stop mosquitto || true
+fi

@@ -1,0 +1,3 @@
+"""Punto Banco dealing-shoe daemon."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from shoe_daemon.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per `shoe-daemon` subcommand (see shoe_daemon.cli)."""
