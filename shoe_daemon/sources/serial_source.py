@@ -1,0 +1,158 @@
+"""The serial shoe source: owns the port and a reader thread, feeds a driver.
+
+pyserial is blocking, so one thread reads the port; everything it learns goes
+out through ``on_events`` (the service hands them to the asyncio loop). On an
+unplug or I/O error it reports link down, retries with doubling back-off, and
+on reconnect lets the driver re-handshake (the protocol driver then asks the
+shoe to resend whatever was missed).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+import serial
+
+from shoe_daemon.events import Event
+from shoe_daemon.sources.base import ShoeDriver
+
+log = logging.getLogger(__name__)
+
+TICK = 0.1          # driver timers run at least this often
+READ_TIMEOUT = 0.02
+
+
+def open_port(settings) -> serial.SerialBase:
+    """Open a device path or a pyserial URL (socket://, rfc2217://, loop://)."""
+    kwargs = dict(
+        baudrate=settings.baudrate,
+        bytesize=settings.bytesize,
+        parity=settings.parity,
+        stopbits=settings.stopbits,
+        timeout=READ_TIMEOUT,
+        write_timeout=1.0,
+    )
+    if "://" not in settings.port:
+        # Exclusive access (flock + TIOCEXCL) only exists for real device nodes.
+        kwargs["exclusive"] = getattr(settings, "exclusive", True)
+    return serial.serial_for_url(settings.port, **kwargs)
+
+
+class SerialSource:
+    def __init__(
+        self,
+        settings,
+        driver: ShoeDriver,
+        on_events: Callable[[list[Event]], None],
+        *,
+        clock: Callable[[], float] = time.time,
+        opener: Callable[[object], serial.SerialBase] = open_port,
+    ):
+        self.settings = settings
+        self.driver = driver
+        self._on_events = on_events
+        self._clock = clock
+        self._opener = opener
+        self._writes: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.port: serial.SerialBase | None = None
+        # Figures for status, metrics and the watchdog.
+        self.connected = False
+        self.reconnects = 0
+        self.bytes_in = 0
+        self.last_error: str | None = None
+        self.last_progress = time.monotonic()
+
+    # -- control, from any thread -------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="shoe-reader", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._close()
+
+    def set_lights(self, state: str) -> None:
+        """Queue a lights command; the reader thread writes it."""
+        data = self.driver.lights(state, self._clock())
+        if data:
+            self._writes.put(data)
+
+    # -- the reader thread -----------------------------------------------------------
+    def _run(self) -> None:
+        backoff = self.settings.reconnect_min
+        next_tick = 0.0
+        while not self._stop.is_set():
+            self.last_progress = time.monotonic()
+            if self.port is None:
+                if not self._try_open():
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, self.settings.reconnect_max)
+                    continue
+                backoff = self.settings.reconnect_min
+            try:
+                self._flush_writes()
+                waiting = self.port.in_waiting
+                data = self.port.read(max(1, min(waiting, 4096)))
+            except (serial.SerialException, OSError) as exc:
+                self._lost(str(exc) or type(exc).__name__)
+                continue
+            now = self._clock()
+            if data:
+                self.bytes_in += len(data)
+                self._emit(*self.driver.feed(data, now))
+            if now >= next_tick:
+                next_tick = now + TICK
+                self._emit(*self.driver.tick(now))
+
+    def _try_open(self) -> bool:
+        try:
+            self.port = self._opener(self.settings)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            message = str(exc)
+            if message != self.last_error:
+                log.warning("shoe port %s: %s (retrying)", self.settings.port, message)
+            self.last_error = message
+            return False
+        log.info("shoe port %s open", self.settings.port)
+        self.connected = True
+        self.last_error = None
+        self._emit(*self.driver.connected(self._clock()))
+        return True
+
+    def _lost(self, reason: str) -> None:
+        log.warning("shoe port %s lost: %s", self.settings.port, reason)
+        self._close()
+        self.reconnects += 1
+        self.last_error = reason
+        self._emit(self.driver.disconnected(self._clock(), reason), b"")
+
+    def _close(self) -> None:
+        port, self.port = self.port, None
+        self.connected = False
+        if port is not None:
+            try:
+                port.close()
+            except (serial.SerialException, OSError):
+                pass
+
+    def _emit(self, events: list[Event], reply: bytes) -> None:
+        if reply:
+            self._writes.put(reply)
+        if events:
+            self._on_events(events)
+
+    def _flush_writes(self) -> None:
+        while True:
+            try:
+                data = self._writes.get_nowait()
+            except queue.Empty:
+                return
+            self.port.write(data)
