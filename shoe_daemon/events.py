@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     # Cards, from the shoe, the camera or a person.
     CARD = "card"                      # data: card, [side], [counter], [quality], [confidence], [user], [reason]
     CARD_UNREADABLE = "card_unreadable"  # data: [counter]

@@ -6,10 +6,10 @@ so the tableau is written down exactly once.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Side(str, Enum):
+class Side(StrEnum):
     PUNTO = "punto"
     BANCO = "banco"
 
