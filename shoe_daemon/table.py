@@ -1,0 +1,387 @@
+"""The deterministic core of one table: journaled events in, outputs out.
+
+``Table.handle(event)`` turns one input event into the outputs the sinks
+render: MQTT messages (see docs/mqtt.md), the shoe's dealer lights, and coup
+records for the journal's recall table. It never reads a clock (time comes with
+the events) and never does I/O, so the same events always give the same
+outputs, byte for byte: crash recovery replays the journal through a fresh
+Table, and a fixture's check file is the Table's outputs.
+
+The rules themselves live in ``shoe_daemon.game``; this module adds what a
+table needs around them: the topic payloads and their ``seq``, source and link
+state, table-level alerts (link loss, tamper, faults, unreadable cards), the
+alert list a supervisor clears, and unreadable cards waiting for the camera or
+a person.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from shoe_daemon.events import Event, Kind
+from shoe_daemon.game.cards import CardCodeError, parse_card
+from shoe_daemon.game.engine import DealingEngine, EngineError, Step, TableRules
+from shoe_daemon.outputs import Publish, RecordCoup, SetLights
+from shoe_daemon.sources.base import Lights
+
+SCHEMA = 1
+HISTORY = 20          # coups kept in the retained `history` topic
+PAST_ALERTS = 200     # cleared alerts kept for the API
+
+# Table-level alert kinds (the dealing errors come from the engine's AlertKind).
+LINK_LOST = "link_lost"
+TAMPER = "tamper"
+FAULT = "fault"
+CARD_UNREADABLE = "card_unreadable"
+SHOE_REMOVED = "shoe_removed"
+SHOE_EMPTY = "shoe_empty"
+ACTION_REJECTED = "action_rejected"
+
+# Sources whose card fills a card the shoe could not read.
+FALLBACK_SOURCES = frozenset({"camera", "api", "manual"})
+
+
+def rules_from_config(table_cfg) -> TableRules:
+    return TableRules(
+        decks=table_cfg.decks,
+        closing=table_cfg.closing,
+        cut_card=table_cfg.cut_card,
+        burn=table_cfg.burn,
+        burn_count=table_cfg.burn_count if table_cfg.burn == "fixed" else 0,
+        on_error=table_cfg.on_error,
+    )
+
+
+class Table:
+    def __init__(self, rules: TableRules, table_id: str):
+        self.rules = rules
+        self.table_id = table_id
+        self.engine = DealingEngine(rules)
+        self.seq = 0                       # per-table message counter, in every payload
+        self.history: deque[dict] = deque(maxlen=HISTORY)
+        self.active_alerts: dict[str, dict] = {}
+        self.past_alerts: deque[dict] = deque(maxlen=PAST_ALERTS)
+        self.sources: dict[str, dict] = {}
+        self.lights = Lights.OFF
+        self._n_alerts = 0
+        self._unread: list[dict] = []      # cards the shoe could not read, oldest first
+        self._waiting: list[Event] = []    # shoe cards dealt after an unread one, in order
+        self._retained: dict[str, Publish] = {}
+        self.events = 0
+
+    @classmethod
+    def from_config(cls, config) -> Table:
+        return cls(rules_from_config(config.table), config.table.id)
+
+    # ------------------------------------------------------------------ inputs
+
+    def prepare(self, event: Event) -> Event:
+        """The event as it goes into the journal.
+
+        A new shoe starts the journal's replay window, so it carries the alerts
+        still active: error states persist until cleared, across shoes and
+        restarts. A shoe's new-shoe button becomes a NEW_SHOE event for that.
+        """
+        if event.kind is Kind.BUTTON and event.data.get("button") == "new_shoe":
+            event = Event(event.t, Kind.NEW_SHOE, event.source, {**event.data})
+        if event.kind is Kind.NEW_SHOE and "carried_alerts" not in event.data:
+            carried = sorted(self.active_alerts.values(), key=lambda a: a["id"])
+            event = Event(event.t, event.kind, event.source, {**event.data, "carried_alerts": carried})
+        return event
+
+    def handle(self, event: Event) -> list:
+        """One event in, its outputs out (in the order the sinks must render them)."""
+        self.events += 1
+        out: list = []
+        handler = _HANDLERS.get(event.kind)
+        if handler is not None:
+            handler(self, event, out)
+        self._update_lights(out)
+        return out
+
+    def retained(self) -> list[Publish]:
+        """The last message of every retained topic: what a (re)connect publishes."""
+        if not self._retained:
+            out: list = []
+            self._publish_state(out, 0.0)
+            self._publish_alerts(out, 0.0)
+            self._publish_sources(out, 0.0)
+            self._publish(out, "history", "history", {"coups": list(self.history)}, 0.0, retain=True)
+        return [self._retained[k] for k in sorted(self._retained)]
+
+    # ------------------------------------------------------------------ handlers
+
+    def _on_card(self, event: Event, out: list) -> None:
+        data = event.data
+        try:
+            card = parse_card(data.get("card", ""))
+        except CardCodeError as exc:
+            self._raise(out, event, FAULT, "warning", f"{event.source}: {exc}", {"data": data})
+            return
+        if self._unread:
+            if event.source in FALLBACK_SOURCES:
+                slot = self._unread.pop(0)
+                self._clear(out, slot["alert_id"], event.t, by=event.source)
+                self._deal(event, card, out, filled=slot)
+                self._release_waiting(out)
+            else:
+                self._waiting.append(event)  # keeps dealing order: after the unread card
+                self._publish_state(out, event.t)
+            return
+        self._deal(event, card, out)
+
+    def _deal(self, event: Event, card, out: list, filled: dict | None = None) -> None:
+        data = event.data
+        counter = data.get("counter")
+        if filled is not None and counter is None:
+            counter = filled.get("counter")
+        try:
+            step = self.engine.deal(
+                card, side=data.get("side"), counter=counter if isinstance(counter, int) else None,
+                source=event.source, t=event.t,
+            )
+        except (ValueError, TypeError) as exc:
+            self._raise(out, event, FAULT, "warning", f"card rejected: {exc}", {"data": data})
+            return
+        extra = {}
+        for key in ("quality", "confidence", "user", "reason"):
+            if key in data:
+                extra[key] = data[key]
+        if filled is not None:
+            extra["fills_unreadable"] = filled.get("counter")
+        self._render_step(step, event, out, extra)
+
+    def _release_waiting(self, out: list) -> None:
+        while self._waiting and not self._unread:
+            event = self._waiting.pop(0)
+            self._deal(event, parse_card(event.data["card"]), out)
+
+    def _on_unreadable(self, event: Event, out: list) -> None:
+        snap = self.engine.snapshot()
+        expected = snap.next_side.value if snap.next_side is not None else None
+        alert = self._raise(
+            out, event, CARD_UNREADABLE, "error",
+            "the shoe could not read a card: take it from the camera or enter it by hand",
+            {"counter": event.data.get("counter"), "expected_side": expected, "coup": snap.coup_id},
+        )
+        self._unread.append({"alert_id": alert["id"], "counter": event.data.get("counter")})
+        self._publish_state(out, event.t)
+
+    def _on_pushed_back(self, event: Event, out: list) -> None:
+        card = event.data.get("card")
+        counter = event.data.get("counter")
+        self._engine_action(event, out, lambda: self.engine.push_back(
+            card or None, counter=counter if isinstance(counter, int) else None, t=event.t))
+
+    def _on_cut_card(self, event: Event, out: list) -> None:
+        self._engine_action(event, out, lambda: self.engine.cut_card(t=event.t))
+
+    def _on_button(self, event: Event, out: list) -> None:
+        button = event.data.get("button")
+        if button == "coup_confirm":
+            self._engine_action(event, out, lambda: self.engine.close_coup(t=event.t))
+        elif button == "new_shoe":
+            self._on_new_shoe(event, out)
+        # "burn": the burn cards themselves arrive as cards; the engine's burn policy places them.
+
+    def _on_new_shoe(self, event: Event, out: list) -> None:
+        decks = event.data.get("decks")
+        self._unread.clear()
+        self._waiting.clear()
+        self.active_alerts = {a["id"]: dict(a) for a in event.data.get("carried_alerts", [])}
+        self._engine_action(event, out, lambda: self.engine.new_shoe(decks, t=event.t))
+        self._publish_alerts(out, event.t)
+
+    def _on_close(self, event: Event, out: list) -> None:
+        self._engine_action(event, out, lambda: self.engine.close_coup(t=event.t))
+
+    def _on_void(self, event: Event, out: list) -> None:
+        self._engine_action(event, out, lambda: self.engine.void_coup(self._why(event), t=event.t))
+
+    def _on_correct(self, event: Event, out: list) -> None:
+        d = event.data
+        self._engine_action(event, out, lambda: self.engine.correct_card(
+            d.get("index"), d.get("card"), self._why(event), t=event.t))
+
+    def _on_resolve(self, event: Event, out: list) -> None:
+        self._engine_action(event, out, lambda: self.engine.resolve(self._why(event), t=event.t))
+
+    def _on_clear(self, event: Event, out: list) -> None:
+        alert_id = event.data.get("alert_id")
+        if alert_id not in self.active_alerts:
+            self._raise(out, event, ACTION_REJECTED, "info", f"no active alert {alert_id!r} to clear",
+                        {"data": event.data})
+            return
+        self._clear(out, alert_id, event.t, by=event.data.get("user", event.source), reason=self._why(event))
+
+    def _on_ack(self, event: Event, out: list) -> None:
+        alert = self.active_alerts.get(event.data.get("alert_id"))
+        if alert is None:
+            return
+        alert["acknowledged"] = {"by": event.data.get("user", event.source), "t": event.t}
+        self._publish(out, "alerts/event", "alert", {"action": "acknowledged", "alert": alert}, event.t)
+        self._publish_alerts(out, event.t)
+
+    def _on_link(self, event: Event, out: list) -> None:
+        up = event.kind is Kind.LINK_UP
+        state = {"link": "up" if up else "down", "since": event.t}
+        if up:
+            state["info"] = event.data
+        else:
+            state["reason"] = event.data.get("reason")
+        self.sources[event.source] = state
+        key = f"{event.source}:{LINK_LOST}"
+        if up:
+            for alert_id, alert in list(self.active_alerts.items()):
+                if alert.get("key") == key:
+                    self._clear(out, alert_id, event.t, by=event.source, reason="link restored")
+        elif not any(a.get("key") == key for a in self.active_alerts.values()):
+            self._raise(out, event, LINK_LOST, "error", f"{event.source} link lost: {event.data.get('reason')}",
+                        dict(event.data), key=key)
+        self._publish_sources(out, event.t)
+
+    def _on_tamper(self, event: Event, out: list) -> None:
+        what = event.data.get("what", "tamper")
+        self._raise(out, event, TAMPER, "critical", f"{event.source}: {what.replace('_', ' ')}", dict(event.data))
+
+    def _on_fault(self, event: Event, out: list) -> None:
+        self._raise(out, event, FAULT, "warning", f"{event.source} fault {event.data.get('code')}"
+                    + (f": {event.data['text']}" if event.data.get("text") else ""), dict(event.data))
+
+    def _on_shoe_presence(self, event: Event, out: list) -> None:
+        state = self.sources.setdefault(event.source, {})
+        state["shoe"] = event.kind.value.removeprefix("shoe_")
+        if event.kind is Kind.SHOE_REMOVED:
+            self._raise(out, event, SHOE_REMOVED, "warning", "the shoe was removed from its cradle", {})
+        elif event.kind is Kind.SHOE_EMPTY:
+            self._raise(out, event, SHOE_EMPTY, "info", "the shoe reports it is empty", {})
+        self._publish_sources(out, event.t)
+
+    # ------------------------------------------------------------------ rendering
+
+    def _engine_action(self, event: Event, out: list, action) -> None:
+        try:
+            step = action()
+        except (EngineError, ValueError, TypeError) as exc:
+            self._raise(out, event, ACTION_REJECTED, "info", f"{event.kind.value} rejected: {exc}",
+                        {"data": dict(event.data)})
+            return
+        self._render_step(step, event, out, {})
+
+    def _render_step(self, step: Step, event: Event, out: list, extra: dict) -> None:
+        t = event.t
+        if step.record is not None:
+            card = step.record.to_dict()
+            card["shoe_seq"] = card.pop("seq")  # the card's place in the shoe; `seq` is the message's
+            card["value"] = step.record.card.value
+            card.update(extra)
+            self._publish(out, "coup/card", "card", card, t)
+        for alert in step.alerts:
+            self._add_alert(out, alert.to_dict(), t)
+        if step.result is not None:
+            result = step.result.to_dict()
+            self.history.append(result)
+            self._publish(out, "coup/result", "result", result, t)
+            self._publish(out, "history", "history", {"coups": list(self.history)}, t, retain=True)
+            out.append(RecordCoup(step.result.coup_id, step.result.shoe, step.result.coup, result))
+        self._publish_state(out, t, step.snapshot)
+
+    def _publish_state(self, out: list, t: float, snapshot=None) -> None:
+        snap = (snapshot or self.engine.snapshot()).to_dict()
+        snap["announce"] = f"Punto {snap['punto_total']}, Banco {snap['banco_total']}"
+        snap["awaiting"] = {"unreadable": len(self._unread), "queued_cards": len(self._waiting)}
+        self._publish(out, "coup/current", "coup", snap, t, retain=True)
+        self._publish(out, "shoe", "shoe", self.engine.shoe_state().to_dict(), t, retain=True)
+
+    def _publish_alerts(self, out: list, t: float) -> None:
+        alerts = sorted(self.active_alerts.values(), key=lambda a: a["id"])
+        self._publish(out, "alerts/active", "alerts", {"alerts": alerts}, t, retain=True)
+
+    def _publish_sources(self, out: list, t: float) -> None:
+        self._publish(out, "sources", "sources", {"sources": dict(sorted(self.sources.items()))}, t, retain=True)
+
+    def _publish(self, out: list, topic: str, kind: str, body: dict, t: float, *, retain: bool = False) -> None:
+        self.seq += 1
+        payload = {**body, "schema": SCHEMA, "seq": self.seq, "table_id": self.table_id, "type": kind, "t": t}
+        msg = Publish(topic, payload, qos=1, retain=retain)
+        if retain:
+            self._retained[topic] = msg
+        out.append(msg)
+
+    # ------------------------------------------------------------------ alerts
+
+    def _raise(self, out, event: Event, kind: str, severity: str, message: str, evidence: dict,
+               key: str | None = None) -> dict:
+        self._n_alerts += 1
+        snap = self.engine.snapshot()
+        alert: dict[str, Any] = {
+            "id": f"{snap.shoe}-{snap.coup}-x{self._n_alerts}", "kind": kind, "severity": severity,
+            "shoe": snap.shoe, "coup": snap.coup, "message": message, "evidence": evidence,
+            "source": event.source, "t": event.t,
+        }
+        if key:
+            alert["key"] = key
+        self._add_alert(out, alert, event.t)
+        return alert
+
+    def _add_alert(self, out: list, alert: dict, t: float) -> None:
+        if alert["severity"] != "info":
+            self.active_alerts[alert["id"]] = alert
+        self._publish(out, "alerts/event", "alert", {"action": "raised", "alert": alert}, t)
+        if alert["severity"] != "info":
+            self._publish_alerts(out, t)
+
+    def _clear(self, out: list, alert_id: str, t: float, *, by: str, reason: str = "") -> None:
+        alert = self.active_alerts.pop(alert_id, None)
+        if alert is None:
+            return
+        alert = {**alert, "cleared": {"by": by, "t": t, "reason": reason}}
+        self.past_alerts.append(alert)
+        self._publish(out, "alerts/event", "alert", {"action": "cleared", "alert": alert}, t)
+        self._publish_alerts(out, t)
+
+    @staticmethod
+    def _why(event: Event) -> str:
+        return str(event.data.get("reason", ""))
+
+    # ------------------------------------------------------------------ lights
+
+    def _update_lights(self, out: list) -> None:
+        snap = self.engine.snapshot()
+        stop = snap.held or self._unread or any(
+            a["severity"] in ("error", "critical") and a["kind"] != LINK_LOST for a in self.active_alerts.values()
+        )
+        if stop:
+            state = Lights.ERROR
+        elif snap.next_side is not None:
+            state = snap.next_side.value
+        elif snap.complete:
+            state = Lights.COMPLETE
+        else:
+            state = Lights.OFF
+        if state != self.lights:
+            self.lights = state
+            out.append(SetLights(state))
+
+
+_HANDLERS = {
+    Kind.CARD: Table._on_card,
+    Kind.CARD_UNREADABLE: Table._on_unreadable,
+    Kind.CARD_PUSHED_BACK: Table._on_pushed_back,
+    Kind.CUT_CARD: Table._on_cut_card,
+    Kind.BUTTON: Table._on_button,
+    Kind.NEW_SHOE: Table._on_new_shoe,
+    Kind.CLOSE_COUP: Table._on_close,
+    Kind.VOID_COUP: Table._on_void,
+    Kind.CORRECT_CARD: Table._on_correct,
+    Kind.CLEAR_ALERT: Table._on_clear,
+    Kind.ACK_ALERT: Table._on_ack,
+    Kind.LINK_UP: Table._on_link,
+    Kind.LINK_DOWN: Table._on_link,
+    Kind.TAMPER: Table._on_tamper,
+    Kind.FAULT: Table._on_fault,
+    Kind.SHOE_INSERTED: Table._on_shoe_presence,
+    Kind.SHOE_REMOVED: Table._on_shoe_presence,
+    Kind.SHOE_EMPTY: Table._on_shoe_presence,
+}
