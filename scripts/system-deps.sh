@@ -6,6 +6,7 @@ need=()
 command -v gcc >/dev/null || need+=(gcc)
 command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v socat >/dev/null || need+=(socat)
+command -v openssl >/dev/null || need+=(openssl)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"

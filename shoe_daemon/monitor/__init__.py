@@ -1,0 +1,1 @@
+"""`shoe-daemon monitor`: a live view of a table over MQTT (see commands/monitor.py)."""

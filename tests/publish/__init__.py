@@ -1,0 +1,1 @@
+"""Tests of the MQTT sinks: publisher, embedded broker, monitor."""

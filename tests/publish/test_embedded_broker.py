@@ -1,0 +1,127 @@
+"""The embedded (amqtt) broker with paho: connect, retained, Last Will, websockets, the publisher."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from shoe_daemon.config import MqttConfig
+from shoe_daemon.publish.broker import EmbeddedBroker
+from shoe_daemon.publish.mqtt import MqttPublisher
+from tests.support.mosquitto import Subscriber, free_port
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def embedded():
+    broker = EmbeddedBroker(port=free_port(), ws_port=free_port())
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+def connect_result(port: int, protocol: int) -> str:
+    done = threading.Event()
+    result: list[str] = []
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"probe-{protocol}", protocol=protocol)
+
+    def on_connect(c, u, flags, reason_code, props):
+        result.append(str(reason_code))
+        done.set()
+
+    client.on_connect = on_connect
+    client.connect_async("127.0.0.1", port)
+    client.loop_start()
+    try:
+        done.wait(5)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return result[0] if result else "no answer"
+
+
+def test_paho_311_connects_mqtt5_is_refused(embedded):
+    assert connect_result(embedded.port, mqtt.MQTTv311) == "Success"
+    assert connect_result(embedded.port, mqtt.MQTTv5) == "Unsupported protocol version"
+
+
+def test_retained_and_last_will(embedded):
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="dying", protocol=mqtt.MQTTv311)
+    client.will_set("t/status", "offline", qos=1, retain=True)
+    client.connect("127.0.0.1", embedded.port)
+    client.loop_start()
+    client.publish("t/status", "online", qos=1, retain=True).wait_for_publish(5)
+    client.publish("t/shoe", "state", qos=1, retain=True).wait_for_publish(5)
+
+    with Subscriber(embedded.port, "t/#", protocol="3.1.1") as sub:
+        sub.wait_for(lambda ms: {(m.topic, m.payload, m.retain) for m in ms}
+                     == {("t/status", b"online", True), ("t/shoe", b"state", True)})
+        client.loop_stop()
+        client.socket().close()             # gone without DISCONNECT: the broker sends the will
+        sub.wait_for(lambda ms: [m.payload for m in ms if m.topic == "t/status"][-1:] == [b"offline"])
+
+    # Over websockets too (the browser page's way in): the retained will, once per topic.
+    with Subscriber(embedded.ws_port, "t/#", protocol="3.1.1", transport="websockets") as ws:
+        ws.wait_for(lambda ms: {(m.topic, m.payload) for m in ms} == {("t/status", b"offline"), ("t/shoe", b"state")})
+        time.sleep(0.2)
+        assert len(ws.snapshot()) == 2
+
+
+def test_retained_messages_only_for_the_sessions_own_subscriptions(embedded):
+    # amqtt 0.12 sends a connecting client the retained messages of *other* clients'
+    # subscriptions; EmbeddedBroker's override stops that.
+    with Subscriber(embedded.port, "a/#", protocol="3.1.1"):
+        with Subscriber(embedded.port, "b/#", protocol="3.1.1") as other:
+            pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="p", protocol=mqtt.MQTTv311)
+            pub.connect("127.0.0.1", embedded.port)
+            pub.loop_start()
+            pub.publish("a/x", "A", qos=1, retain=True).wait_for_publish(5)
+            pub.publish("b/x", "B", qos=1, retain=True).wait_for_publish(5)
+            pub.disconnect()
+            pub.loop_stop()
+            other.wait_for(lambda ms: len(ms) == 1)
+            with Subscriber(embedded.port, "b/#", protocol="3.1.1") as late:
+                late.wait_for(lambda ms: len(ms) >= 1)
+                time.sleep(0.3)
+                assert [(m.topic, m.payload) for m in late.snapshot()] == [("b/x", b"B")]
+
+
+def test_the_publisher_on_the_embedded_broker(embedded):
+    config = embedded.client_config(MqttConfig(embedded_port=embedded.port))
+    assert (config.host, config.port, config.protocol) == ("127.0.0.1", embedded.port, "3.1.1")
+    with Subscriber(embedded.port, "baccarat/T1/#", protocol="3.1.1") as sub:
+        pub = MqttPublisher(config, table_id="T1", version="1", reconnect_min_delay=0.1)
+        pub.publish("shoe", b'{"seq":1}', retain=True)
+        pub.start()
+        for i in range(20):
+            pub.publish("coup/card", json.dumps({"seq": i + 2}))
+        sub.wait_for(lambda ms: sum(m.topic.endswith("coup/card") for m in ms) == 20)
+        cards = [json.loads(m.payload)["seq"] for m in sub.snapshot() if m.topic.endswith("coup/card")]
+        assert cards == list(range(2, 22))
+        pub.stop(timeout=5)
+        sub.wait_for(lambda ms: [json.loads(m.payload)["state"] for m in ms if m.topic.endswith("status")]
+                     == ["online", "offline"])
+    assert pub.stats()["acked"] == 23
+
+
+def test_loopback_only_and_a_busy_port_is_an_error():
+    with pytest.raises(ValueError, match="loopback"):
+        EmbeddedBroker(host="0.0.0.0")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        broker = EmbeddedBroker(port=s.getsockname()[1])
+        with pytest.raises(RuntimeError, match="cannot start"):
+            broker.start()
+    # start/stop again on a fresh instance works, stop twice is harmless
+    b = EmbeddedBroker(port=free_port())
+    b.start()
+    b.stop()
+    b.stop()

@@ -1,0 +1,1 @@
+"""Shared test helpers (a real Mosquitto, a collecting subscriber)."""
