@@ -1,0 +1,709 @@
+"""The journal store: an append-only, hash-chained SQLite file (WAL mode).
+
+See docs/journal.md for the design. In short: every input event is appended (its canonical
+``Event.to_json()`` as ``body``, plus a SHA-256 chain ``checksum``) and committed before the core
+sees it; a ``new_shoe`` record also writes a *checkpoint* row holding the chain value before it,
+so that start-up verifies only the current shoe (plus SQLite's ``quick_check``) and replays it.
+
+Concurrency: one ``Journal`` object is thread-safe (one connection behind a lock; iterators read
+in chunks and never hold the lock while the caller runs). One *process* writes: opening for
+writing takes an exclusive ``flock`` on ``<journal>.lock`` (:class:`JournalBusy` otherwise); any
+number of read-only openers (the CLI while the daemon runs) may look at the same file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from shoe_daemon.events import Event, Kind
+from shoe_daemon.journal.chain import genesis, link
+from shoe_daemon.journal.errors import (
+    JournalBusy,
+    JournalCorrupt,
+    JournalError,
+    JournalNotFound,
+    JournalReadOnly,
+    JournalVersionError,
+    Reason,
+)
+from shoe_daemon.journal.verify import (
+    OnRecord,
+    Report,
+    classify_db_error,
+    is_environment_error,
+    verify_connection,
+)
+
+FORMAT_VERSION = 1
+APPLICATION_ID = 0x53484F45  # "SHOE": PRAGMA application_id of every journal file
+
+Synchronous = Literal["full", "normal"]
+VerifyMode = Literal["quick", "full", "none"]
+
+SCHEMA = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE events (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,   -- 1, 2, 3 ... with no gap
+    t        REAL NOT NULL,                       -- copies of the body's fields, for queries
+    kind     TEXT NOT NULL,
+    source   TEXT NOT NULL,
+    body     TEXT NOT NULL,                       -- Event.to_json(), exactly
+    checksum TEXT NOT NULL                        -- hex SHA-256(prev checksum || seq || body)
+);
+CREATE INDEX events_new_shoe ON events(seq) WHERE kind = 'new_shoe';
+CREATE TABLE checkpoints (
+    seq           INTEGER PRIMARY KEY,            -- the seq of a new_shoe record
+    prev_checksum TEXT NOT NULL,                  -- the chain value just before it
+    created       REAL NOT NULL
+);
+CREATE TABLE coups (                              -- derived: rebuilt from the events if lost
+    coup_id  TEXT PRIMARY KEY,
+    shoe     INTEGER NOT NULL,
+    coup     INTEGER NOT NULL,
+    result   TEXT NOT NULL,                       -- JSON written by the daemon
+    seq      INTEGER,                             -- the event that closed the coup, if known
+    recorded REAL NOT NULL
+);
+CREATE INDEX coups_order ON coups(shoe, coup);
+"""
+
+_CHUNK = 1000
+
+
+class Entry(NamedTuple):
+    """One journaled event with its seq: ``for seq, event in journal.current_shoe_events()``."""
+
+    seq: int
+    event: Event
+
+
+class RawRecord(NamedTuple):
+    """A stored record as it is on disk (not parsed, not verified)."""
+
+    seq: int
+    body: Any
+    checksum: Any
+
+
+@dataclass(frozen=True, slots=True)
+class CoupRecord:
+    """A row of the derived coups table (what the daemon recorded after processing a coup)."""
+
+    coup_id: str
+    shoe: int
+    coup: int
+    result_json: str
+    seq: int | None
+    recorded: float
+
+    @property
+    def result(self) -> Any:
+        return json.loads(self.result_json)
+
+
+class _WriterLock:
+    """An exclusive ``flock`` on ``<journal>.lock`` (released by the kernel if the process dies)."""
+
+    def __init__(self, path: Path):
+        self.journal = path
+        self.path = path.with_name(path.name + ".lock")
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            if holder == str(os.getpid()):
+                holder += ", this process: another Journal object is open"
+            os.close(fd)
+            raise JournalBusy(
+                f"{self.journal}: the journal is in use by a writer (pid {holder}, lock "
+                f"{self.path}); stop the daemon first"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+HEAD_MAGIC = "shoe-daemon-head"
+HEAD_SIZE = 160
+
+
+def head_path(path: Path) -> Path:
+    """The head witness of a journal: ``<journal>-head``, beside ``-wal`` and ``-shm``."""
+    return path.with_name(path.name + "-head")
+
+
+def read_head(path: Path, journal_id: str) -> tuple[int, str] | None:
+    """(seq, checksum) of the last acknowledged append, or None (no witness, another journal's,
+    or unreadable: a witness that cannot be read is no witness, never a reason to stop)."""
+    try:
+        text = head_path(path).read_bytes()[:HEAD_SIZE].decode("ascii")
+        magic, version, jid, seq, checksum = text.split()
+        if magic != HEAD_MAGIC or version != "1" or jid != journal_id:
+            return None
+        return int(seq), checksum
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+    uri = path.absolute().as_uri() + ("?mode=ro" if readonly else "?mode=rw")
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=10.0)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    return conn
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _create(path: Path, extra_meta: Mapping[str, str] | None = None) -> None:
+    """Create a journal atomically: build it under a temporary name, then link it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.new-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(f"BEGIN;{SCHEMA}COMMIT;")
+            conn.execute("BEGIN")
+            meta = {
+                "format": str(FORMAT_VERSION),
+                "journal_id": uuid.uuid4().hex,
+                "created": _now_iso(),
+                "created_by": _created_by(),
+                **(extra_meta or {}),
+            }
+            conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta.items())
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+            conn.execute("COMMIT")
+            conn.execute("PRAGMA journal_mode = WAL")  # persistent, in the file header
+        finally:
+            conn.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # never replaces an existing file
+        except FileExistsError:
+            pass  # created meanwhile by someone else: open theirs
+        _fsync_dir(path.parent)
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def _created_by() -> str:
+    from shoe_daemon import __version__
+
+    return f"shoe-daemon {__version__}"
+
+
+def _db_error(exc: sqlite3.Error, path: Path) -> JournalError:
+    """The exception to raise for a SQLite error met while opening ``path``."""
+    if is_environment_error(exc):
+        return JournalError(f"{path}: cannot open the journal: {exc}")
+    return JournalCorrupt(classify_db_error(exc), str(exc), path=str(path))
+
+
+def _read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise JournalNotFound(f"{path}: no such journal") from None
+    if size == 0:
+        raise JournalCorrupt(Reason.NOT_A_DATABASE, "the file is empty (0 bytes)", path=str(path))
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise JournalCorrupt(
+            Reason.NOT_A_DATABASE,
+            f"no SQLite header ({size} bytes: garbage, or truncated)",
+            path=str(path),
+        )
+    try:
+        (app,) = conn.execute("PRAGMA application_id").fetchone()
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if app != APPLICATION_ID:
+            raise JournalCorrupt(
+                Reason.NOT_A_JOURNAL,
+                f"SQLite file with application_id {app:#x}, not {APPLICATION_ID:#x}",
+                path=str(path),
+            )
+        if version > FORMAT_VERSION:
+            raise JournalVersionError(
+                f"{path}: journal format {version} is newer than this daemon's ({FORMAT_VERSION}); upgrade"
+            )
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise _db_error(exc, path) from None
+    if version != FORMAT_VERSION or not meta.get("journal_id") or meta.get("format") != str(version):
+        raise JournalCorrupt(
+            Reason.NOT_A_JOURNAL,
+            f"meta table damaged (format {meta.get('format')!r}, user_version {version}, "
+            f"journal_id {meta.get('journal_id')!r})",
+            path=str(path),
+        )
+    return meta
+
+
+def encode_event(event: Event) -> str:
+    """The body stored for ``event``; refuses what would not replay byte for byte."""
+    if not isinstance(event, Event):
+        raise TypeError(f"journal takes Event objects, got {type(event).__name__}")
+    if not isinstance(event.kind, Kind):
+        raise ValueError(f"event kind must be a Kind, got {event.kind!r}")
+    if not isinstance(event.t, float) or not math.isfinite(event.t):
+        raise ValueError(f"event t must be a finite float (seconds since the epoch), got {event.t!r}")
+    body = event.to_json()
+    if Event.from_json(body).to_json() != body:
+        raise ValueError(f"event does not round-trip through JSON: {body[:200]}")
+    return body
+
+
+def _result_text(result: str | Mapping[str, Any]) -> str:
+    if isinstance(result, str):
+        json.loads(result)  # refuse what is not JSON
+        return result
+    return json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Journal:
+    """An open journal. Create with :meth:`Journal.open`; use as a context manager or ``close()``."""
+
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        meta: dict[str, str],
+        *,
+        readonly: bool,
+        synchronous: Synchronous,
+        lock: _WriterLock | None,
+    ):
+        self._path = path
+        self._conn: sqlite3.Connection | None = conn
+        self._meta = meta
+        self._readonly = readonly
+        self._synchronous = synchronous
+        self._lock = threading.RLock()
+        self._writer_lock = lock
+        self._genesis = genesis(meta["journal_id"])
+        self._head_fd: int | None = None
+        self.report: Report | None = None  # the verification done by open(), if any
+
+    # ------------------------------------------------------------------ opening and closing
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "full",
+        create: bool = True,
+        readonly: bool = False,
+        verify: VerifyMode = "quick",
+        _lock: _WriterLock | None = None,
+    ) -> Journal:
+        """Open (or create) the journal at ``path``.
+
+        - ``synchronous="full"``: every commit is fsynced: an append that returned survives a power
+          cut. ``"normal"``: it survives a crash of the process, not of the machine (the last
+          commits may be lost, the journal stays consistent).
+        - ``create``: create the file if it does not exist (atomically; an *existing* empty or
+          foreign file is never overwritten: it is corrupt).
+        - ``readonly``: no writer lock, no creation, appends refused (for the CLI and the API).
+        - ``verify``: ``"quick"`` (default: for dealing: from the last checkpoint + quick_check),
+          ``"full"`` (the whole chain + integrity_check) or ``"none"``. A failed verification
+          closes the journal and raises :class:`JournalCorrupt`; ``journal.report`` keeps the report.
+
+        Raises :class:`JournalCorrupt` (damaged, not a database, not a journal),
+        :class:`JournalNotFound`, :class:`JournalBusy` (another writer), :class:`JournalVersionError`.
+        """
+        if synchronous not in ("full", "normal"):
+            raise ValueError(f"synchronous must be 'full' or 'normal', got {synchronous!r}")
+        if verify not in ("quick", "full", "none"):
+            raise ValueError(f"verify must be 'quick', 'full' or 'none', got {verify!r}")
+        p = Path(path)
+        lock = _lock
+        own_lock = False
+        if not readonly and lock is None:
+            if not p.exists() and not create:
+                raise JournalNotFound(f"{p}: no such journal")
+            p.parent.mkdir(parents=True, exist_ok=True)
+            lock = _WriterLock(p)
+            lock.acquire()
+            own_lock = True
+        try:
+            if not p.exists():
+                if readonly or not create:
+                    raise JournalNotFound(f"{p}: no such journal")
+                _create(p)
+            try:
+                conn = _connect(p, readonly=readonly)
+            except sqlite3.Error as exc:
+                raise _db_error(exc, p) from None
+            try:
+                meta = _read_meta(conn, p)
+                if not readonly:
+                    try:
+                        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                        if mode != "wal":
+                            raise JournalError(f"{p}: cannot switch the journal to WAL mode (got {mode})")
+                        conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+                        conn.execute("PRAGMA journal_size_limit = 67108864")
+                    except sqlite3.DatabaseError as exc:
+                        raise _db_error(exc, p) from None
+            except BaseException:
+                conn.close()
+                raise
+            journal = cls(p, conn, meta, readonly=readonly, synchronous=synchronous, lock=lock)
+        except BaseException:
+            if own_lock and lock is not None:
+                lock.release()
+            raise
+        if verify != "none":
+            try:
+                report = journal.verify(full=verify == "full")
+            except BaseException:
+                journal.close()
+                raise
+            journal.report = report
+            if not report.ok:
+                journal.close()
+                report.raise_if_corrupt()
+        if not readonly:
+            try:
+                journal._open_head()
+            except BaseException:
+                journal.close()
+                raise
+        return journal
+
+    def _open_head(self) -> None:
+        self._head_fd = os.open(head_path(self._path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        with self._lock:
+            row = self._db().execute("SELECT seq, checksum FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self._write_head(*(row or (0, self._genesis)))
+
+    def _write_head(self, seq: int, checksum: str) -> None:
+        # One small pwrite after each commit, no fsync: it survives a crash of the process; after
+        # a power cut it may be older than the journal (fine), never newer in full mode.
+        if self._head_fd is not None:
+            line = f"{HEAD_MAGIC} 1 {self.journal_id} {seq} {checksum}".ljust(HEAD_SIZE - 1) + "\n"
+            os.pwrite(self._head_fd, line.encode("ascii"), 0)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self._head_fd is not None:
+                os.close(self._head_fd)
+                self._head_fd = None
+            if self._writer_lock is not None:
+                self._writer_lock.release()
+                self._writer_lock = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise JournalError(f"{self._path}: journal is closed")
+        return self._conn
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def journal_id(self) -> str:
+        return self._meta["journal_id"]
+
+    @property
+    def created(self) -> str:
+        return self._meta.get("created", "")
+
+    @property
+    def meta(self) -> dict[str, str]:
+        return dict(self._meta)
+
+    @property
+    def readonly(self) -> bool:
+        return self._readonly
+
+    @property
+    def synchronous(self) -> Synchronous:
+        return self._synchronous
+
+    @property
+    def closed(self) -> bool:
+        return self._conn is None
+
+    def last_seq(self) -> int:
+        """The highest seq in the journal (0 when empty)."""
+        with self._lock:
+            (seq,) = self._db().execute("SELECT max(seq) FROM events").fetchone()
+        return seq or 0
+
+    def count(self) -> int:
+        with self._lock:
+            (n,) = self._db().execute("SELECT count(*) FROM events").fetchone()
+        return n
+
+    # ------------------------------------------------------------------ writing
+
+    def append(self, event: Event) -> int:
+        """Append one event; returns its seq once committed (durable per ``synchronous``)."""
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Iterable[Event]) -> list[int]:
+        """Append events in one transaction (group commit): all or none; returns their seqs."""
+        items = [(ev, encode_event(ev)) for ev in events]
+        if not items:
+            return []
+        if self._readonly:
+            raise JournalReadOnly(f"{self._path}: journal opened read-only")
+        seqs: list[int] = []
+        with self._lock:
+            conn = self._db()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute("SELECT seq, checksum FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+                seq, prev = row if row else (0, self._genesis)
+                now = time.time()
+                for ev, body in items:
+                    seq += 1
+                    checksum = link(prev, seq, body)
+                    conn.execute(
+                        "INSERT INTO events(seq, t, kind, source, body, checksum) VALUES (?, ?, ?, ?, ?, ?)",
+                        (seq, ev.t, ev.kind.value, ev.source, body, checksum),
+                    )
+                    if ev.kind is Kind.NEW_SHOE:
+                        conn.execute(
+                            "INSERT INTO checkpoints(seq, prev_checksum, created) VALUES (?, ?, ?)",
+                            (seq, prev, now),
+                        )
+                    prev = checksum
+                    seqs.append(seq)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            self._write_head(seq, prev)
+        return seqs
+
+    def _set_meta(self, items: Mapping[str, str]) -> None:
+        with self._lock:
+            conn = self._db()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", items.items())
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        self._meta.update(items)
+
+    # ------------------------------------------------------------------ reading
+
+    def _parse(self, seq: int, body: Any) -> Event:
+        try:
+            return Event.from_json(body)
+        except Exception as exc:  # noqa: BLE001
+            raise JournalCorrupt(
+                Reason.UNPARSABLE_BODY, f"{type(exc).__name__}: {exc}", seq=seq, last_good_seq=None, path=str(self._path)
+            ) from None
+
+    def _rows(self, sql: str, args: tuple) -> list[tuple]:
+        with self._lock:
+            try:
+                return self._db().execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise JournalCorrupt(classify_db_error(exc), str(exc), path=str(self._path)) from None
+
+    def events(self, since_seq: int = 0, limit: int | None = None) -> Iterator[Entry]:
+        """Events with ``seq > since_seq`` in seq order, at most ``limit`` of them.
+
+        Reads in chunks of 1000 (the lock is not held while the caller works): appends made
+        during the iteration are seen when their seq comes.
+        """
+        after = since_seq
+        remaining = limit
+        while remaining is None or remaining > 0:
+            n = _CHUNK if remaining is None else min(_CHUNK, remaining)
+            rows = self._rows("SELECT seq, body FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after, n))
+            if not rows:
+                return
+            for seq, body in rows:
+                yield Entry(seq, self._parse(seq, body))
+            after = rows[-1][0]
+            if remaining is not None:
+                remaining -= len(rows)
+
+    def last_events(self, n: int = 10) -> list[Entry]:
+        """The last ``n`` events, oldest first."""
+        rows = self._rows("SELECT seq, body FROM events ORDER BY seq DESC LIMIT ?", (max(0, n),))
+        return [Entry(seq, self._parse(seq, body)) for seq, body in reversed(rows)]
+
+    def last_records(self, n: int = 10) -> list[RawRecord]:
+        """The last ``n`` records as stored (body text and checksum), oldest first; for tools."""
+        rows = self._rows("SELECT seq, body, checksum FROM events ORDER BY seq DESC LIMIT ?", (max(0, n),))
+        return [RawRecord(*r) for r in reversed(rows)]
+
+    def current_shoe_start(self) -> int | None:
+        """The seq of the last ``new_shoe`` event, or None if there is none."""
+        ((seq,),) = self._rows("SELECT max(seq) FROM events WHERE kind = 'new_shoe'", ())
+        return seq
+
+    def current_shoe_events(self) -> Iterator[Entry]:
+        """The events of the current shoe: from the last ``new_shoe`` (included) — or from the
+        start when there is none — to the end, in seq order. This is what start-up replays."""
+        start = self.current_shoe_start()
+        return self.events(since_seq=(start or 1) - 1)
+
+    # ------------------------------------------------------------------ verification
+
+    def verify(self, full: bool = False) -> Report:
+        """Verify the journal (see docs/journal.md); returns a :class:`Report`, never raises for damage.
+
+        Quick: from the last checkpoint (the last new_shoe) to the end + ``PRAGMA quick_check``.
+        Full: the whole chain from the genesis + ``PRAGMA integrity_check``. Runs on its own
+        read-only connection (a consistent snapshot; appends by other threads are not blocked).
+        """
+        return self._verify(full=full)
+
+    def _verify(self, *, full: bool, integrity: bool = True, on_record: OnRecord | None = None) -> Report:
+        self._db()
+        head = read_head(self._path, self.journal_id)  # before the snapshot: it is included
+        try:
+            conn = _connect(self._path, readonly=True)
+        except sqlite3.Error as exc:
+            if is_environment_error(exc):
+                raise JournalError(f"{self._path}: cannot open the journal to verify it: {exc}") from None
+            return Report(
+                path=str(self._path), full=full, ok=False, journal_id=self.journal_id, first_seq=1,
+                last_seq=0, records=0, highest_seq=0, seconds=0.0, reason=classify_db_error(exc),
+                seq=None, detail=str(exc), last_good_seq=None,
+            )  # fmt: skip
+        try:
+            return verify_connection(
+                conn, path=str(self._path), journal_id=self.journal_id, full=full,
+                integrity=integrity, on_record=on_record, head=head,
+            )  # fmt: skip
+        except sqlite3.Error as exc:  # only errors of the surroundings come out (locks, permissions)
+            raise JournalError(f"{self._path}: cannot verify the journal: {exc}") from None
+        finally:
+            conn.close()
+
+    # ------------------------------------------------------------------ recall of coups (derived)
+
+    def record_coup(
+        self, coup_id: str, shoe: int, coup: int, result_json: str | Mapping[str, Any], *, seq: int | None = None
+    ) -> None:
+        """Record (or replace) a coup's result, written by the daemon after processing it.
+
+        ``result_json`` is JSON text, or a mapping that is stored as canonical JSON.
+
+        Derived data: the events are the truth. If the table is lost (a recovered journal, an
+        older file), the daemon recomputes the coups by replaying and calls :meth:`rebuild_coups`.
+        """
+        if self._readonly:
+            raise JournalReadOnly(f"{self._path}: journal opened read-only")
+        result_json = _result_text(result_json)
+        with self._lock:
+            self._db().execute(
+                "INSERT INTO coups(coup_id, shoe, coup, result, seq, recorded) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(coup_id) DO UPDATE SET shoe = excluded.shoe, coup = excluded.coup, "
+                "result = excluded.result, seq = excluded.seq, recorded = excluded.recorded",
+                (coup_id, int(shoe), int(coup), result_json, seq, time.time()),
+            )
+
+    def rebuild_coups(self, records: Iterable[tuple[Any, ...]]) -> int:
+        """Replace the whole coups table in one transaction: ``(coup_id, shoe, coup, result_json[, seq])``
+        rows (``result_json`` text or a mapping, as for :meth:`record_coup`)."""
+        if self._readonly:
+            raise JournalReadOnly(f"{self._path}: journal opened read-only")
+        now = time.time()
+        rows = []
+        for rec in records:
+            coup_id, shoe, coup, result, *rest = rec
+            rows.append((coup_id, int(shoe), int(coup), _result_text(result), rest[0] if rest else None, now))
+        with self._lock:
+            conn = self._db()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM coups")
+                conn.executemany(
+                    "INSERT OR REPLACE INTO coups(coup_id, shoe, coup, result, seq, recorded) VALUES (?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return len(rows)
+
+    def coups(self, last: int = 10, shoe: int | None = None) -> list[CoupRecord]:
+        """The last ``last`` coups (of ``shoe`` if given), oldest first, ordered by (shoe, coup)."""
+        where, args = ("WHERE shoe = ?", (shoe,)) if shoe is not None else ("", ())
+        rows = self._rows(
+            "SELECT coup_id, shoe, coup, result, seq, recorded FROM "
+            f"(SELECT * FROM coups {where} ORDER BY shoe DESC, coup DESC LIMIT ?) ORDER BY shoe, coup",
+            (*args, max(0, last)),
+        )
+        return [CoupRecord(*r) for r in rows]
+
+    def coup(self, coup_id: str) -> CoupRecord | None:
+        rows = self._rows(
+            "SELECT coup_id, shoe, coup, result, seq, recorded FROM coups WHERE coup_id = ?", (coup_id,)
+        )
+        return CoupRecord(*rows[0]) if rows else None
+
+    def coup_count(self) -> int:
+        ((n,),) = self._rows("SELECT count(*) FROM coups", ())
+        return n
