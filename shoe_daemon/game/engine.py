@@ -569,6 +569,8 @@ class DealingEngine:
                     f"{coup.next_side.value}; the coup is void.",
                     {"due": coup.next_side.value, "cards": coup.count, **self._layout(coup)}, t))
                 self._void(coup, "new shoe", alerts, t)
+        if self._seq == 0 and coup is None:
+            self._shoe_no -= 1  # a shoe nothing was drawn from is replaced, not counted
         self._start_shoe(decks)
         return self._step(result=result, alerts=alerts)
 

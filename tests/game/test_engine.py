@@ -672,3 +672,14 @@ def test_same_inputs_same_outputs():
         out.append(e.shoe_state().to_dict())
         return json.dumps(out)
     assert session() == session()
+
+
+def test_new_shoe_on_an_untouched_shoe_keeps_its_number():
+    from shoe_daemon.game.engine import DealingEngine
+
+    engine = DealingEngine()
+    engine.new_shoe()  # the shoe's own "new shoe" button at power-up
+    assert engine.shoe_state().shoe == 1
+    engine.deal("9H")
+    engine.new_shoe()
+    assert engine.shoe_state().shoe == 2
