@@ -15,6 +15,13 @@ import sys
 COMMANDS = {
     "deal": "deal",
     "odds": "odds",
+    "emulate": "emulate",
+    "shuffle": "shuffle",
+    "roads": "roads",
+    "monitor": "monitor",
+    "journal": "journal",
+    "run": "run",
+    "demo": "demo",
 }
 
 EXIT_USAGE = 2

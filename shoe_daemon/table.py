@@ -242,12 +242,18 @@ class Table:
         self._publish_sources(out, event.t)
 
     def _on_tamper(self, event: Event, out: list) -> None:
-        what = event.data.get("what", "tamper")
-        self._raise(out, event, TAMPER, "critical", f"{event.source}: {what.replace('_', ' ')}", dict(event.data))
+        what = str(event.data.get("what", "tamper"))
+        # The end of a tamper (lid closed) is recorded, but only a supervisor clears the alarm.
+        severity = "critical" if event.data.get("active", True) else "info"
+        self._raise(out, event, TAMPER, severity, f"{event.source}: {what.replace('_', ' ')}", dict(event.data))
 
     def _on_fault(self, event: Event, out: list) -> None:
-        self._raise(out, event, FAULT, "warning", f"{event.source} fault {event.data.get('code')}"
-                    + (f": {event.data['text']}" if event.data.get("text") else ""), dict(event.data))
+        severity = event.data.get("severity", "warning")
+        if severity not in ("info", "warning", "error", "critical"):
+            severity = "warning"
+        text = event.data.get("text") or event.data.get("reason")
+        self._raise(out, event, FAULT, severity, f"{event.source} fault {event.data.get('code')}"
+                    + (f": {text}" if text else ""), dict(event.data))
 
     def _on_shoe_presence(self, event: Event, out: list) -> None:
         state = self.sources.setdefault(event.source, {})

@@ -1,0 +1,134 @@
+"""The ``protocol`` driver: our framed shoe protocol (firmware_protocol/PROTOCOL.md).
+
+A thin adapter: ``firmware_protocol.HostConnection`` does the link work
+(handshake, seq tracking, resend requests, duplicate suppression, heartbeats,
+timeouts); this turns what it delivers into daemon Events. Card events carry
+the shoe's session (``boot``) and the link sequence number (``lseq``), so a
+restarted daemon resumes the link exactly after the last event it journaled:
+nothing the shoe sent is lost, nothing is dealt twice.
+"""
+
+from __future__ import annotations
+
+from firmware_protocol.codec import DecodeError
+from firmware_protocol.connection import EventsLost, HostConnection, LinkDown, LinkUp
+from firmware_protocol.messages import (
+    ButtonPressed,
+    CardDrawn,
+    CardPushedBack,
+    CardUnreadable,
+    CutCard,
+    Fault,
+    ShoeState,
+    ShoeStateCode,
+    Tamper,
+    TamperKind,
+)
+from firmware_protocol.messages import Lights as WireLights
+from shoe_daemon.events import Event, Kind
+from shoe_daemon.sources.base import Lights, ShoeDriver
+
+LIGHTS = {
+    Lights.OFF: WireLights.OFF,
+    Lights.PUNTO: WireLights.PUNTO,
+    Lights.BANCO: WireLights.BANCO,
+    Lights.COMPLETE: WireLights.COUP_COMPLETE,
+    Lights.ERROR: WireLights.ERROR_STOP,
+}
+SHOE_STATE = {
+    ShoeStateCode.INSERTED: Kind.SHOE_INSERTED,
+    ShoeStateCode.REMOVED: Kind.SHOE_REMOVED,
+    ShoeStateCode.EMPTY: Kind.SHOE_EMPTY,
+}
+
+
+def resume_point(events) -> tuple[int, int] | None:
+    """(boot, lseq) of the last journaled shoe event that carries them, scanning newest first."""
+    for event in events:
+        data = event.data
+        if event.source == "shoe" and "boot" in data and "lseq" in data:
+            return int(data["boot"]), int(data["lseq"])
+    return None
+
+
+class ProtocolDriver(ShoeDriver):
+    def __init__(self, settings, resume: tuple[int, int] | None = None):
+        super().__init__(settings)
+        timeout = getattr(settings, "link_timeout", None)
+        self.conn = HostConnection(resume=resume, link_timeout=timeout)
+
+    def resume(self, point: tuple[int, int] | None) -> None:
+        """Continue the shoe session the journal remembers (before the port opens)."""
+        if point is not None:
+            self.conn = HostConnection(resume=point, link_timeout=self.conn._link_timeout)
+
+    def connected(self, now):
+        self.conn.connection_made(now)
+        return self._drain(now)
+
+    def feed(self, data, now):
+        self.conn.receive_data(data, now)
+        return self._drain(now)
+
+    def tick(self, now):
+        return self._drain(now)
+
+    def disconnected(self, now, reason):
+        self.conn.connection_lost(now, reason)
+        return self._drain(now)[0]
+
+    def lights(self, state, now):
+        return self.conn.set_lights(LIGHTS[state], now)
+
+    def _drain(self, now: float) -> tuple[list[Event], bytes]:
+        events = []
+        for item in self.conn.events():
+            event = self._convert(item, now)
+            if event is not None:
+                events.append(event)
+        return events, self.conn.tick(now)
+
+    def _convert(self, item, now: float) -> Event | None:
+        src = self.source
+        link = {}
+        if hasattr(item, "seq") and self.conn.boot_id is not None and not isinstance(item, DecodeError):
+            link = {"boot": self.conn.boot_id, "lseq": item.seq}
+        if isinstance(item, CardDrawn):
+            return Event(now, Kind.CARD, src, {"card": item.card, "counter": item.counter,
+                                               "quality": item.quality, **link})
+        if isinstance(item, CardUnreadable):
+            return Event(now, Kind.CARD_UNREADABLE, src, {"counter": item.counter,
+                                                          "reason": item.reason.name.lower(), **link})
+        if isinstance(item, CardPushedBack):
+            return Event(now, Kind.CARD_PUSHED_BACK, src, {"card": item.card, "counter": item.counter, **link})
+        if isinstance(item, CutCard):
+            return Event(now, Kind.CUT_CARD, src, {"counter": item.counter, **link})
+        if isinstance(item, ShoeState):
+            return Event(now, SHOE_STATE[item.state], src, dict(link))
+        if isinstance(item, Tamper):
+            active = item.what is not TamperKind.LID_CLOSED
+            return Event(now, Kind.TAMPER, src, {"what": item.what.name.lower(), "active": active, **link})
+        if isinstance(item, ButtonPressed):
+            return Event(now, Kind.BUTTON, src, {"button": item.button.name.lower(), **link})
+        if isinstance(item, Fault):
+            return Event(now, Kind.FAULT, src, {"code": f"0x{item.code:04x}", "active": item.active,
+                                                "detail": item.detail, **link})
+        if isinstance(item, LinkUp):
+            info = item.info
+            return Event(now, Kind.LINK_UP, src, {
+                "driver": "protocol", "model": info.model, "serial": info.serial,
+                "firmware": f"{info.fw_major}.{info.fw_minor}.{info.fw_patch}", "protocol": info.version,
+                "boot": info.boot_id, "resumed": item.resumed, "missed": item.missed,
+            })
+        if isinstance(item, LinkDown):
+            return Event(now, Kind.LINK_DOWN, src, {"reason": item.reason})
+        if isinstance(item, EventsLost):
+            # Cards among them must come from the camera or a person: an error, not a warning.
+            return Event(now, Kind.FAULT, src, {"code": "events_lost", "severity": "error",
+                                                "first_seq": item.first_seq, "count": item.count,
+                                                "reason": item.reason})
+        if isinstance(item, DecodeError) and item.seq is not None:
+            # A sequenced event with a good CRC that we cannot interpret: say so, do not guess.
+            return Event(now, Kind.FAULT, src, {"code": "undecodable_event", "severity": "error",
+                                                "detail": item.detail, "lseq": item.seq})
+        return None  # heartbeats, status, clock sync, stray decode errors: counted in conn.stats
