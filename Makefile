@@ -18,7 +18,7 @@ system-deps:
 
 # The README's first command: the daemon's main job on the embedded default.
 demo: $(STAMP)
-	$(BIN)/shoe-daemon shuffle --decks 8 | $(BIN)/shoe-daemon deal --decks 8
+	$(BIN)/shoe-daemon demo $(DEMO_ARGS)
 
 # The README's second command: set up and pass the whole suite (lint included).
 test: system-deps $(STAMP) lint pytest

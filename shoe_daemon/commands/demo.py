@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 HELP = "run the daemon on an emulated shoe with the embedded broker and a live terminal view"
 
@@ -87,17 +88,39 @@ def run(args: argparse.Namespace) -> int:
     thread.start()
     monitor = [sys.executable, "-m", "shoe_daemon", "monitor", "--broker", f"127.0.0.1:{port}", "--table", "demo",
                "--timeout", "15"]
-    if args.coups:
-        monitor += ["--coups", str(args.coups)]
     if args.plain:
         monitor.append("--plain")
+    # Stop after N coups counted where they are settled (the daemon), not where they are
+    # seen: a fast emulator may settle some before the view has subscribed.
+    settled = threading.Event()
+    results = []
+
+    def count_results(out):
+        if out.topic == "coup/result":
+            results.append(out.payload["coup_id"])
+            if args.coups and len(results) >= args.coups:
+                settled.set()
+
+    daemon.listeners.append(count_results)
+    view = subprocess.Popen(monitor)
+    if not daemon.ready.is_set():
+        time.sleep(0.5)  # let the view subscribe before the first card
     shoe.start()
     rc = 0
     try:
-        rc = subprocess.call(monitor)
+        while view.poll() is None:
+            if settled.wait(0.2):
+                time.sleep(1.0)  # let the view draw the last result
+                view.send_signal(signal.SIGINT)
+                view.wait(5)
+                break
+        rc = view.returncode or 0
     except KeyboardInterrupt:
+        view.wait(5)
         rc = 130
     finally:
+        if view.poll() is None:
+            view.kill()
         shoe.stop()
         stop = getattr(daemon, "stop_event", None)
         if stop is not None:
@@ -108,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
             rc = rc or result["rc"]
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+    print(f"demo: {len(results)} coups settled", file=sys.stderr)
     return 0 if rc in (0, 130, -signal.SIGINT) else rc
 
 
