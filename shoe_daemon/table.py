@@ -22,6 +22,8 @@ from typing import Any
 from shoe_daemon.events import Event, Kind
 from shoe_daemon.game.cards import CardCodeError, parse_card
 from shoe_daemon.game.engine import DealingEngine, EngineError, Step, TableRules
+from shoe_daemon.game.odds import NotEnoughCardsError, analyze
+from shoe_daemon.game.roads import Roads
 from shoe_daemon.outputs import Publish, RecordCoup, SetLights
 from shoe_daemon.sources.base import Lights
 
@@ -37,6 +39,7 @@ CARD_UNREADABLE = "card_unreadable"
 SHOE_REMOVED = "shoe_removed"
 SHOE_EMPTY = "shoe_empty"
 ACTION_REJECTED = "action_rejected"
+ODDS_ADVANTAGE = "odds_advantage"
 
 # Sources whose card fills a card the shoe could not read.
 FALLBACK_SOURCES = frozenset({"camera", "api", "manual"})
@@ -54,8 +57,12 @@ def rules_from_config(table_cfg) -> TableRules:
 
 
 class Table:
-    def __init__(self, rules: TableRules, table_id: str):
+    def __init__(self, rules: TableRules, table_id: str, *, odds_alert_edge: float = 0.0):
         self.rules = rules
+        # Player advantage (fraction of the stake) beyond which live odds alert the pit.
+        self.odds_alert_edge = odds_alert_edge
+        self.shoe_results: dict[str, dict] = {}   # this shoe's latest result per coup id
+        self.roads = Roads()
         self.table_id = table_id
         self.engine = DealingEngine(rules)
         self.seq = 0                       # per-table message counter, in every payload
@@ -72,7 +79,8 @@ class Table:
 
     @classmethod
     def from_config(cls, config) -> Table:
-        return cls(rules_from_config(config.table), config.table.id)
+        return cls(rules_from_config(config.table), config.table.id,
+                   odds_alert_edge=config.table.odds_alert_edge)
 
     # ------------------------------------------------------------------ inputs
 
@@ -108,7 +116,9 @@ class Table:
             self._publish_alerts(out, 0.0)
             self._publish_sources(out, 0.0)
             self._publish(out, "history", "history", {"coups": list(self.history)}, 0.0, retain=True)
-        return [self._retained[k] for k in sorted(self._retained)]
+            self._publish_roads(out, 0.0)
+        # In publication (seq) order: a display drops a message whose seq is below one it has seen.
+        return sorted(self._retained.values(), key=lambda msg: msg.payload["seq"])
 
     # ------------------------------------------------------------------ handlers
 
@@ -187,11 +197,15 @@ class Table:
 
     def _on_new_shoe(self, event: Event, out: list) -> None:
         decks = event.data.get("decks")
+        self.shoe_results.clear()
+        self.roads = Roads()
         self._unread.clear()
         self._waiting.clear()
         self.active_alerts = {a["id"]: dict(a) for a in event.data.get("carried_alerts", [])}
         self._engine_action(event, out, lambda: self.engine.new_shoe(decks, t=event.t))
         self._publish_alerts(out, event.t)
+        self._publish_roads(out, event.t)
+        self._publish_odds(out, event)
 
     def _on_close(self, event: Event, out: list) -> None:
         self._engine_action(event, out, lambda: self.engine.close_coup(t=event.t))
@@ -287,11 +301,64 @@ class Table:
             self._add_alert(out, alert.to_dict(), t)
         if step.result is not None:
             result = step.result.to_dict()
-            self.history.append(result)
+            self._add_to_history(result)
             self._publish(out, "coup/result", "result", result, t)
             self._publish(out, "history", "history", {"coups": list(self.history)}, t, retain=True)
             out.append(RecordCoup(step.result.coup_id, step.result.shoe, step.result.coup, result))
+            self._publish_scoreboard(out, event, result)
         self._publish_state(out, t, step.snapshot)
+
+    def _add_to_history(self, result: dict) -> None:
+        """A re-settled coup (``revision`` > 0) replaces its earlier result."""
+        for i, old in enumerate(self.history):
+            if old["coup_id"] == result["coup_id"]:
+                self.history[i] = result
+                break
+        else:
+            self.history.append(result)
+
+    def _publish_scoreboard(self, out: list, event: Event, result: dict) -> None:
+        """Roads, statistics and the live odds of the remaining shoe, after every coup."""
+        t = event.t
+        revised = result["coup_id"] in self.shoe_results
+        self.shoe_results[result["coup_id"]] = result
+        if revised:  # rebuild: a correction may change any later cell
+            self.roads = Roads(self.shoe_results[k] for k in sorted(
+                self.shoe_results, key=lambda cid: self.shoe_results[cid]["coup"]))
+        else:
+            self.roads.add(result["winner"], result["banco_pair"], result["punto_pair"], result["natural"])
+        self._publish_roads(out, t)
+        self._publish_odds(out, event)
+
+    def _publish_roads(self, out: list, t: float) -> None:
+        roads = self.roads.to_dict()
+        stats = roads.pop("stats", None) or self.roads.stats()
+        self._publish(out, "roads", "roads", {"shoe": self.engine.shoe_state().shoe, **roads}, t, retain=True)
+        self._publish(out, "stats", "stats", {"shoe": self.engine.shoe_state().shoe, **stats}, t, retain=True)
+
+    def _publish_odds(self, out: list, event: Event) -> None:
+        shoe = self.engine.shoe_state()
+        body: dict[str, Any] = {"shoe": shoe.shoe, "after_coup": shoe.coups}
+        try:
+            odds = analyze(list(shoe.remaining_by_value))
+        except NotEnoughCardsError as exc:
+            body.update({"available": False, "reason": str(exc)})
+            self._publish(out, "odds", "odds", body, event.t, retain=True)
+            return
+        body.update({"available": True, **odds.to_dict()})
+        self._publish(out, "odds", "odds", body, event.t, retain=True)
+        edges = odds.to_dict()["house_edge"]
+        for bet in ("banco", "punto", "tie"):
+            advantage = -edges[bet]
+            key = f"odds:{bet}"
+            active = any(a.get("key") == key for a in self.active_alerts.values())
+            if advantage > self.odds_alert_edge and not active:
+                self._raise(out, event, ODDS_ADVANTAGE, "warning",
+                            f"the remaining shoe favours the player on {bet}: "
+                            f"expectation +{advantage:.4%} of the stake",
+                            {"bet": bet, "player_advantage": advantage, "threshold": self.odds_alert_edge,
+                             "remaining": shoe.remaining, "composition": list(shoe.remaining_by_value)},
+                            key=key)
 
     def _publish_state(self, out: list, t: float, snapshot=None) -> None:
         snap = (snapshot or self.engine.snapshot()).to_dict()

@@ -130,7 +130,34 @@ def test_bad_card_code_is_a_fault_not_a_card():
 def test_retained_state_covers_every_retained_topic():
     t = Table(TableRules(), "t1")
     topics = {m.topic for m in t.retained()}
-    assert topics == {"coup/current", "shoe", "alerts/active", "sources", "history"}
+    assert topics == {"coup/current", "shoe", "alerts/active", "sources", "history", "roads", "stats"}
     run(t, [card(0, "9S"), card(1, "3H"), card(2, "TD"), card(3, "KC")])
     hist = [m for m in t.retained() if m.topic == "history"][0].payload
     assert hist["coups"][0]["winner"] == "punto"
+
+
+def test_roads_stats_and_odds_follow_every_coup():
+    t = Table(TableRules(), "t1")
+    outs = run(t, [card(float(i), c) for i, c in enumerate(["9S", "3H", "TD", "KC", "2S", "8H", "3D", "KD"])])
+    roads = published(outs, "roads")[-1].payload
+    assert [c["winner"] for c in roads["big_road"]["cells"]] == ["punto", "banco"]
+    assert published(outs, "stats")[-1].payload["banco"] == 1
+    odds = published(outs, "odds")[-1].payload
+    assert odds["available"] and odds["cards"] == 8 * 52 - 8
+    assert odds["banco"] + odds["punto"] + odds["tie"] == odds["total"]
+    assert all(m.retain for m in published(outs, "odds"))
+
+
+def test_odds_beyond_the_threshold_raise_one_pit_alert_per_bet():
+    # A threshold below the house edges of Punto and Banco (about -1.1 % and -1.2 % for
+    # the player) makes them alert, and Tie (-14 %) not; a real advantage needs a deep shoe.
+    t = Table(TableRules(), "t1", odds_alert_edge=-0.02)
+    cards = shuffled(3)[:60]
+    outs = run(t, [card(float(i), c) for i, c in enumerate(cards)])
+    raised = [m.payload["alert"] for m in published(outs, "alerts/event")
+              if m.payload["alert"]["kind"] == "odds_advantage"]
+    assert sorted(a["evidence"]["bet"] for a in raised) == ["banco", "punto"]
+    assert all(-0.02 < a["evidence"]["player_advantage"] < 0 for a in raised)
+    quiet = Table(TableRules(), "t1", odds_alert_edge=0.0)
+    outs = run(quiet, [card(float(i), c) for i, c in enumerate(cards)])
+    assert not [m for m in published(outs, "alerts/event") if m.payload["alert"]["kind"] == "odds_advantage"]
