@@ -76,6 +76,7 @@ class TableView:
         self.alerts: list[dict] = []
         self.last_alert_event: dict | None = None
         self.sources: Any = None
+        self.roads: dict | None = None
         self.results_seen = 0
         self.updated: float | None = None
         self._alert_ids: tuple = ()
@@ -117,6 +118,7 @@ class TableView:
             topics.ALERTS_ACTIVE: self._alerts_active,
             topics.ALERTS_EVENT: self._alerts_event,
             topics.SOURCES: self._sources,
+            topics.ROADS: self._roads,
         }.get(suffix)
         if handler is None:
             return []
@@ -320,6 +322,30 @@ class TableView:
                     parts.append(f"{name} {state}")
         return ", ".join(parts) or "?"
 
+    def _roads(self, doc: Any, retained: bool) -> list[str]:
+        if isinstance(doc, dict):
+            self.roads = doc
+        return []
+
+    def big_road_lines(self, width: int = 78) -> list[str]:
+        """The Big Road as a 6-row grid: B / P, lower case when ties sit on the cell."""
+        big = _get(self.roads, "big_road")
+        cells = _get(big, "cells") or []
+        if not cells:
+            return []
+        rows = int(_get(big, "rows", 6) or 6)
+        cols = max(c.get("col", 0) for c in cells) + 1
+        first = max(0, cols - (width - 9))  # the newest columns when the road is wide
+        grid = [[" "] * (cols - first) for _ in range(rows)]
+        for cell in cells:
+            col, row = cell.get("col", 0) - first, cell.get("row", 0)
+            if 0 <= col < cols - first and 0 <= row < rows:
+                mark = "B" if cell.get("winner") == "banco" else "P"
+                if cell.get("ties"):
+                    mark = mark.lower()
+                grid[row][col] = self._c(mark, BOLD, SIDE_COLOR["banco" if mark in "Bb" else "punto"])
+        return ["Big Road " + "".join(grid[0])] + ["         " + "".join(r) for r in grid[1:]]
+
     # -- the terminal screen ----------------------------------------------------------------
     def screen(self, width: int = 80) -> str:
         c = self._c
@@ -356,6 +382,7 @@ class TableView:
         hist = self.history_text(styled=True)
         if hist:
             lines.append("Last     " + hist)
+        lines.extend(self.big_road_lines(min(width, 78)))
         if self.shoe:
             shoe = self.shoe_line()[len("shoe: "):]
             if self.shoe.get("last_hand"):

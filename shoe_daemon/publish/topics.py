@@ -21,6 +21,9 @@ ALERTS_EVENT = "alerts/event"
 ALERTS_ACTIVE = "alerts/active"
 SHOE = "shoe"
 SOURCES = "sources"
+ROADS = "roads"
+STATS = "stats"
+ODDS = "odds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,9 @@ TREE: tuple[TopicSpec, ...] = (
     TopicSpec(ALERTS_ACTIVE, 1, True, "the list of active alerts"),
     TopicSpec(SHOE, 1, True, "shoe state: decks, cards dealt and left, cut card"),
     TopicSpec(SOURCES, 1, True, "card sources and their links"),
+    TopicSpec(ROADS, 1, True, "the scoreboard roads of the shoe, after every coup"),
+    TopicSpec(STATS, 1, True, "shoe statistics: wins, naturals, pairs, streaks"),
+    TopicSpec(ODDS, 1, True, "exact odds and house edge of each bet for the cards left"),
 )
 
 SPECS: dict[str, TopicSpec] = {spec.suffix: spec for spec in TREE}

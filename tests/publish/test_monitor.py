@@ -208,3 +208,24 @@ def test_view_on_the_cores_real_payloads():
     snapshot = [line for o in table.retained() for line in view.apply(o.topic, o.encode(), retained=True)]
     assert "coup 1 (shoe 1) now: punto QC KH 9H (9) | banco 2S 9C 4D (5) | complete" in snapshot
     assert "history: P" in snapshot
+
+
+def test_screen_draws_the_big_road_from_the_roads_topic():
+    from shoe_daemon.events import Event, Kind
+    from shoe_daemon.game.engine import TableRules
+    from shoe_daemon.monitor.view import TableView
+    from shoe_daemon.table import Table
+
+    table = Table(TableRules(), "t1")
+    # P wins (9 vs 3), B wins (8 natural), B wins (natural 9 vs 0)
+    codes = ["9S", "3H", "TD", "KC", "2S", "8H", "3D", "KD", "TS", "9H", "KS", "JD"]
+    view = TableView("baccarat/t1")
+    for i, code in enumerate(codes):
+        for out in table.handle(Event(float(i), Kind.CARD, "shoe", {"card": code})):
+            if hasattr(out, "topic"):
+                view.apply(out.topic, out.encode())
+    lines = view.big_road_lines()
+    assert lines[0] == "Big Road PB"
+    assert lines[1] == "          B"
+    assert len(lines) == 6
+    assert "Big Road PB" in view.screen()
