@@ -34,3 +34,12 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+
+# The service on this machine (as root): venv in /opt/shoe-daemon, unit, udev rule, example config
+# (never overwritten). Idempotent: run again to upgrade. INSTALL_ARGS: see systemd/install.sh --help.
+.PHONY: install uninstall
+install:
+	./systemd/install.sh $(INSTALL_ARGS)
+
+uninstall:
+	./systemd/install.sh --uninstall $(INSTALL_ARGS)

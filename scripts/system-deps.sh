@@ -7,6 +7,9 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v socat >/dev/null || need+=(socat)
 command -v openssl >/dev/null || need+=(openssl)
+command -v systemd-analyze >/dev/null || need+=(systemd)      # unit verify + security score
+command -v shellcheck >/dev/null || need+=(shellcheck)         # lint of the install script
+dpkg -s python3-seccomp >/dev/null 2>&1 || need+=(python3-seccomp)  # the unit's syscall filter, in a test
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"

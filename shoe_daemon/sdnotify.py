@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import socket
 
+SEND_TIMEOUT = 1.0  # s
+
 
 class Notifier:
     def __init__(self, address: str | None = None):
@@ -28,10 +30,13 @@ class Notifier:
             return False
         if self._sock is None:
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+            # A datagram send blocks while the receiver's queue is full: bound it, so that a
+            # stalled manager can never freeze the event loop that calls this.
+            self._sock.settimeout(SEND_TIMEOUT)
         try:
             self._sock.sendto("\n".join(lines).encode(), self.address)
             return True
-        except OSError:
+        except OSError:  # includes TimeoutError
             return False  # systemd gone or socket full: never fatal for the table
 
     def ready(self, status: str = "") -> bool:
@@ -47,10 +52,14 @@ class Notifier:
         return self.notify("STOPPING=1", *([f"STATUS={status}"] if status else []))
 
     def watchdog_interval(self) -> float | None:
-        """Half of WATCHDOG_USEC in seconds, when systemd asked for pings."""
-        usec = os.environ.get("WATCHDOG_USEC")
-        pid = os.environ.get("WATCHDOG_PID")
-        if not usec or (pid and pid != str(os.getpid())):
+        """Half of WATCHDOG_USEC in seconds, when systemd asked for pings (as sd_watchdog_enabled:
+        WATCHDOG_PID, when set, must be this process; a value that is not a positive integer
+        means no watchdog)."""
+        usec = os.environ.get("WATCHDOG_USEC", "").strip()
+        pid = os.environ.get("WATCHDOG_PID", "").strip()
+        if not usec.isdigit() or int(usec) == 0:
+            return None
+        if pid and pid != str(os.getpid()):
             return None
         return int(usec) / 2e6
 

@@ -93,7 +93,7 @@ class SerialSource:
             self.last_progress = time.monotonic()
             if self.port is None:
                 if not self._try_open():
-                    self._stop.wait(backoff)
+                    self._wait(backoff)
                     backoff = min(backoff * 2, self.settings.reconnect_max)
                     continue
                 backoff = self.settings.reconnect_min
@@ -111,6 +111,17 @@ class SerialSource:
             if now >= next_tick:
                 next_tick = now + TICK
                 self._emit(*self.driver.tick(now))
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep out a back-off in short steps: a waiting reader is still making progress
+        (the watchdog must not restart a daemon whose shoe is merely unplugged)."""
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._stop.wait(min(remaining, TICK))
+            self.last_progress = time.monotonic()
 
     def _try_open(self) -> bool:
         try:
