@@ -35,10 +35,12 @@ class Kind(StrEnum):
     NEW_SHOE = "new_shoe"              # data: [decks]
     CLOSE_COUP = "close_coup"
     VOID_COUP = "void_coup"
+    RESOLVE_COUP = "resolve_coup"      # release a held coup
     CORRECT_CARD = "correct_card"      # data: index, card
     CLEAR_ALERT = "clear_alert"        # data: alert_id
     ACK_ALERT = "ack_alert"            # data: alert_id
-    BETS = "bets"                      # data: bets
+    BETS = "bets"                      # data: bets, coup_id, [limits] (stamped by Table.prepare)
+    CONFIG_RELOAD = "config_reload"    # data: applied, restart_needed (audit only; the core ignores it)
 
 
 @dataclass(frozen=True, slots=True)

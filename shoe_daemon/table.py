@@ -24,6 +24,7 @@ from shoe_daemon.game.cards import CardCodeError, parse_card
 from shoe_daemon.game.engine import DealingEngine, EngineError, Step, TableRules
 from shoe_daemon.game.odds import NotEnoughCardsError, analyze
 from shoe_daemon.game.roads import Roads
+from shoe_daemon.game.settle import Limit, TableLimits, format_amount, parse_bets, settle, to_decimal
 from shoe_daemon.outputs import Publish, RecordCoup, SetLights
 from shoe_daemon.sources.base import Lights
 
@@ -39,7 +40,19 @@ CARD_UNREADABLE = "card_unreadable"
 SHOE_REMOVED = "shoe_removed"
 SHOE_EMPTY = "shoe_empty"
 ACTION_REJECTED = "action_rejected"
+# Faults the MQTT publisher reports (source "mqtt"), see docs/mqtt.md.
+BROKER_LOST = "broker_connection_lost"
+BROKER_RESTORED = "broker_connection_restored"
 ODDS_ADVANTAGE = "odds_advantage"
+
+KEPT_SETTLEMENTS = 200  # bets and settlements kept in memory (the journal's recall keeps them all)
+RECALL_COUPS = 4        # coups whose cards and alerts are kept for their recall entry
+
+
+def _trim(d: dict, n: int) -> None:
+    while len(d) > n:
+        del d[next(iter(d))]
+
 
 # Sources whose card fills a card the shoe could not read.
 FALLBACK_SOURCES = frozenset({"camera", "api", "manual"})
@@ -54,6 +67,15 @@ def rules_from_config(table_cfg) -> TableRules:
         burn_count=table_cfg.burn_count if table_cfg.burn == "fixed" else 0,
         on_error=table_cfg.on_error,
     )
+
+
+def limits_from_config(limits_cfg) -> TableLimits:
+    """The settlement's limits from ``[table.limits]`` (``total_max``: all the boxes' bets of a kind)."""
+    def one(b) -> Limit:
+        # Limit wants a positive minimum; a configured 0 means "any positive amount".
+        return Limit(b.min if b.min > 0 else to_decimal("1e-9"), b.max, b.total_max)
+
+    return TableLimits(punto=one(limits_cfg.punto), banco=one(limits_cfg.banco), tie=one(limits_cfg.tie))
 
 
 class Table:
@@ -76,6 +98,11 @@ class Table:
         self._waiting: list[Event] = []    # shoe cards dealt after an unread one, in order
         self._retained: dict[str, Publish] = {}
         self.events = 0
+        # Bets (the dealer's console, BETS events) and what the journal keeps for a coup's recall.
+        self.limits: TableLimits | None = None   # BETS are checked against these (the service sets them)
+        self.bets: dict[str, dict] = {}          # coup id -> the bets accepted for it
+        self.settlements: dict[str, dict] = {}   # coup id -> its settlement (the last KEPT_SETTLEMENTS)
+        self._recall: dict[str, dict] = {}       # coup id -> its cards and alerts (the last RECALL_COUPS)
 
     @classmethod
     def from_config(cls, config) -> Table:
@@ -93,10 +120,31 @@ class Table:
         """
         if event.kind is Kind.BUTTON and event.data.get("button") == "new_shoe":
             event = Event(event.t, Kind.NEW_SHOE, event.source, {**event.data})
+        if event.kind is Kind.CARD and event.source == "api" and "shoe_link" not in event.data:
+            # The link state decides whether a typed-in card is taken; it goes into the journal with
+            # the card, so a replay that starts at a later new shoe decides the same way.
+            link = self.sources.get("shoe", {}).get("link")
+            event = Event(event.t, event.kind, event.source, {**event.data, "shoe_link": link})
+        if event.kind is Kind.BETS and "limits" not in event.data and self.limits is not None:
+            # The limits in force go into the journal with the bets: a replay checks the same ones.
+            event = Event(event.t, event.kind, event.source, {**event.data, "limits": self.limits.to_dict()})
         if event.kind is Kind.NEW_SHOE and "carried_alerts" not in event.data:
             carried = sorted(self.active_alerts.values(), key=lambda a: a["id"])
-            event = Event(event.t, event.kind, event.source, {**event.data, "carried_alerts": carried})
+            # ... and the message seq reached: a replay from this shoe numbers its messages as the
+            # live run did, so seq goes on increasing after a restart (displays drop a lower one).
+            extra = {"carried_alerts": carried, "message_seq": self.seq, "shoe_number": self._next_shoe_number()}
+            if "history" in self._retained:
+                # ... and the last coups (they run across shoes), as last published.
+                extra["carried_history"] = self._retained["history"].payload
+            event = Event(event.t, event.kind, event.source, {**event.data, **extra})
         return event
+
+    def _next_shoe_number(self) -> int:
+        """The number DealingEngine.new_shoe gives the next shoe (a shoe nothing was drawn from is
+        replaced and keeps its number)."""
+        engine = self.engine
+        untouched = engine._seq == 0 and engine._coup is None
+        return engine._shoe_no if untouched else engine._shoe_no + 1
 
     def handle(self, event: Event) -> list:
         """One event in, its outputs out (in the order the sinks must render them)."""
@@ -120,6 +168,12 @@ class Table:
         # In publication (seq) order: a display drops a message whose seq is below one it has seen.
         return sorted(self._retained.values(), key=lambda msg: msg.payload["seq"])
 
+    def last_payload(self, topic: str) -> dict | None:
+        """The last payload of a retained topic (None before the first), for readers such as the API;
+        unlike retained() it never publishes."""
+        msg = self._retained.get(topic)
+        return msg.payload if msg is not None else None
+
     # ------------------------------------------------------------------ handlers
 
     def _on_card(self, event: Event, out: list) -> None:
@@ -129,10 +183,16 @@ class Table:
         except CardCodeError as exc:
             self._raise(out, event, FAULT, "warning", f"{event.source}: {exc}", {"data": data})
             return
+        link = data["shoe_link"] if "shoe_link" in data else self.sources.get("shoe", {}).get("link")
+        if event.source == "api" and not self._unread and link == "up":
+            # A card typed in by a person only stands in for one the shoe could not read or report.
+            self._raise(out, event, ACTION_REJECTED, "info", "manual card refused: no card is awaited "
+                        "(no unreadable card is pending and the shoe link is up)", {"data": dict(data)})
+            return
         if self._unread:
             if event.source in FALLBACK_SOURCES:
                 slot = self._unread.pop(0)
-                self._clear(out, slot["alert_id"], event.t, by=event.source)
+                self._clear(out, slot["alert_id"], event.t, by=data.get("user", event.source))
                 self._deal(event, card, out, filled=slot)
                 self._release_waiting(out)
             else:
@@ -196,6 +256,19 @@ class Table:
         # "burn": the burn cards themselves arrive as cards; the engine's burn policy places them.
 
     def _on_new_shoe(self, event: Event, out: list) -> None:
+        base = event.data.get("message_seq")
+        if isinstance(base, int) and base > self.seq:
+            self.seq = base
+        wanted = event.data.get("shoe_number")
+        if isinstance(wanted, int):
+            # A replay starts at this shoe with a fresh engine (shoe 1): number the shoe as the live
+            # run did, or its coup ids would collide with shoe 1's. (A no-op live. DealingEngine has
+            # no public way to set the number: game/engine.py should grow one.)
+            self.engine._shoe_no += wanted - self._next_shoe_number()
+        history = event.data.get("carried_history")
+        if isinstance(history, dict) and isinstance(history.get("coups"), list):
+            self.history = deque((dict(c) for c in history["coups"]), maxlen=HISTORY)
+            self._retained["history"] = Publish("history", dict(history), qos=1, retain=True)
         decks = event.data.get("decks")
         self.shoe_results.clear()
         self.roads = Roads()
@@ -265,9 +338,22 @@ class Table:
         severity = event.data.get("severity", "warning")
         if severity not in ("info", "warning", "error", "critical"):
             severity = "warning"
+        key = None
+        code = event.data.get("code")
+        if event.source == "mqtt" and code in (BROKER_LOST, BROKER_RESTORED):
+            # The broker connection is a link like the shoe's: its loss stays active (one at a
+            # time) until the connection is back; "restored" is news, not a standing alert.
+            key = f"mqtt:{LINK_LOST}"
+            if code == BROKER_RESTORED:
+                severity, key = "info", None
+                for alert_id, alert in list(self.active_alerts.items()):
+                    if alert.get("key") == f"mqtt:{LINK_LOST}":
+                        self._clear(out, alert_id, event.t, by=event.source, reason="broker connection restored")
+            elif any(a.get("key") == key for a in self.active_alerts.values()):
+                return
         text = event.data.get("text") or event.data.get("reason")
-        self._raise(out, event, FAULT, severity, f"{event.source} fault {event.data.get('code')}"
-                    + (f": {text}" if text else ""), dict(event.data))
+        self._raise(out, event, FAULT, severity, f"{event.source} fault {code}"
+                    + (f": {text}" if text else ""), dict(event.data), key=key)
 
     def _on_shoe_presence(self, event: Event, out: list) -> None:
         state = self.sources.setdefault(event.source, {})
@@ -282,6 +368,10 @@ class Table:
 
     def _engine_action(self, event: Event, out: list, action) -> None:
         try:
+            expected = event.data.get("coup_id") if event.kind in _COUP_ACTIONS else None
+            if expected is not None and expected != self.engine.snapshot().coup_id:
+                # A person acted on the coup they saw: never on one that opened since.
+                raise EngineError(f"the current coup is {self.engine.snapshot().coup_id}, not {expected}")
             step = action()
         except (EngineError, ValueError, TypeError) as exc:
             self._raise(out, event, ACTION_REJECTED, "info", f"{event.kind.value} rejected: {exc}",
@@ -297,6 +387,7 @@ class Table:
             card["value"] = step.record.card.value
             card.update(extra)
             self._publish(out, "coup/card", "card", card, t)
+            self._note(card["shoe"], card["coup"], "cards", card)
         for alert in step.alerts:
             self._add_alert(out, alert.to_dict(), t)
         if step.result is not None:
@@ -304,7 +395,7 @@ class Table:
             self._add_to_history(result)
             self._publish(out, "coup/result", "result", result, t)
             self._publish(out, "history", "history", {"coups": list(self.history)}, t, retain=True)
-            out.append(RecordCoup(step.result.coup_id, step.result.shoe, step.result.coup, result))
+            out.append(RecordCoup(step.result.coup_id, step.result.shoe, step.result.coup, self._coup_record(result)))
             self._publish_scoreboard(out, event, result)
         self._publish_state(out, t, step.snapshot)
 
@@ -399,11 +490,14 @@ class Table:
         return alert
 
     def _add_alert(self, out: list, alert: dict, t: float) -> None:
+        self._note(alert["shoe"], alert["coup"], "alerts", alert)
         if alert["severity"] != "info":
             self.active_alerts[alert["id"]] = alert
         self._publish(out, "alerts/event", "alert", {"action": "raised", "alert": alert}, t)
         if alert["severity"] != "info":
             self._publish_alerts(out, t)
+        if alert["kind"] == "coup_voided":
+            self._record_void(out, alert)
 
     def _clear(self, out: list, alert_id: str, t: float, *, by: str, reason: str = "") -> None:
         alert = self.active_alerts.pop(alert_id, None)
@@ -417,6 +511,92 @@ class Table:
     @staticmethod
     def _why(event: Event) -> str:
         return str(event.data.get("reason", ""))
+
+    # ------------------------------------------------------------------ bets, settlement, recall
+
+    def betting_coup(self) -> str:
+        """The coup bets go to: the one being dealt until it is complete, else the next one."""
+        snap = self.engine.snapshot()
+        if snap.complete or snap.voided:
+            return f"{snap.shoe}-{snap.coup + 1}"
+        return snap.coup_id
+
+    def _on_bets(self, event: Event, out: list) -> None:
+        """The bets of every box for one coup (replacing any earlier ones), checked against the limits."""
+        data = event.data
+        target = self.betting_coup()
+        coup_id = data.get("coup_id") or target
+        try:
+            if self.engine.shoe_state().shoe_over:
+                raise ValueError("the shoe is over: a new shoe is due")
+            if coup_id != target:
+                raise ValueError(f"bets are open for coup {target}, not {coup_id}")
+            bets = parse_bets(data.get("bets") or [])
+            limits = data.get("limits")
+            limits = TableLimits.from_config(limits) if isinstance(limits, dict) else self.limits
+            if limits is not None:
+                limits.check(bets)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # BetError, BetLimitError too
+            self._raise(out, event, ACTION_REJECTED, "info", f"bets rejected: {exc}", {"data": dict(data)})
+            return
+        self.bets[coup_id] = {"coup_id": coup_id, "bets": [b.to_dict() for b in bets],
+                              "by": data.get("user", event.source), "t": event.t, "reason": self._why(event)}
+        _trim(self.bets, KEPT_SETTLEMENTS)
+
+    def _settlement(self, coup_id: str, result: dict | None) -> dict | None:
+        """Settle the bets of ``coup_id`` (None when it has none); ``result`` None: the coup is void."""
+        placed = self.bets.get(coup_id)
+        if placed is None:
+            return None
+        bets = parse_bets(placed["bets"])
+        head = {"coup_id": coup_id, "placed": {k: placed[k] for k in ("by", "t", "reason")}}
+        if result is None:  # a void coup: every stake goes back
+            staked = format_amount(sum((b.amount for b in bets), to_decimal(0)))
+            body = {"status": "void", "revision": None, "winner": None,
+                    "bets": [{**b.to_dict(), "outcome": "void", "won": "0", "returned": b.to_dict()["amount"],
+                              "net": "0"} for b in bets],
+                    "totals": {"staked": staked, "won": "0", "returned": staked, "net": "0"}}
+        else:
+            body = {"status": "settled", "revision": result["revision"], **settle(bets, result["winner"]).to_dict()}
+        self.settlements[coup_id] = settlement = {**head, **body}
+        _trim(self.settlements, KEPT_SETTLEMENTS)
+        return settlement
+
+    def _note(self, shoe: int, coup: int, what: str, item: dict) -> None:
+        """Keep a card record or an alert with its coup, for the coup's recall entry."""
+        key = f"{shoe}-{coup}"
+        log = self._recall.get(key)
+        if log is None:
+            log = self._recall[key] = {"cards": [], "alerts": []}
+            _trim(self._recall, RECALL_COUPS)
+        log[what].append(item)
+
+    def _recall_of(self, coup_id: str) -> dict:
+        log = self._recall.get(coup_id, {"cards": [], "alerts": []})
+        return {"dealt": list(log["cards"]), "sources": sorted({c["source"] for c in log["cards"]}),
+                "alerts": list(log["alerts"])}
+
+    def _coup_record(self, result: dict) -> dict:
+        """The journal's recall entry of a settled coup: the result, its cards with their sources,
+        its alerts and the settlement of its bets."""
+        record = {**result, **self._recall_of(result["coup_id"])}
+        settlement = self._settlement(result["coup_id"], result)
+        if settlement is not None:
+            record["settlement"] = settlement
+        return record
+
+    def _record_void(self, out: list, alert: dict) -> None:
+        """A void coup is recalled too (a settled one that is voided loses its result)."""
+        coup_id = f"{alert['shoe']}-{alert['coup']}"
+        ev = alert.get("evidence") or {}
+        record = {"coup_id": coup_id, "shoe": alert["shoe"], "coup": alert["coup"], "voided": True,
+                  "reason": ev.get("reason", ""), "result_withdrawn": ev.get("result_withdrawn", False),
+                  **{k: ev.get(k) for k in ("punto", "banco", "punto_total", "banco_total")},
+                  **self._recall_of(coup_id)}
+        settlement = self._settlement(coup_id, None)
+        if settlement is not None:
+            record["settlement"] = settlement
+        out.append(RecordCoup(coup_id, alert["shoe"], alert["coup"], record))
 
     # ------------------------------------------------------------------ lights
 
@@ -438,6 +618,8 @@ class Table:
             out.append(SetLights(state))
 
 
+_COUP_ACTIONS = frozenset({Kind.VOID_COUP, Kind.RESOLVE_COUP, Kind.CORRECT_CARD})
+
 _HANDLERS = {
     Kind.CARD: Table._on_card,
     Kind.CARD_UNREADABLE: Table._on_unreadable,
@@ -450,6 +632,8 @@ _HANDLERS = {
     Kind.CORRECT_CARD: Table._on_correct,
     Kind.CLEAR_ALERT: Table._on_clear,
     Kind.ACK_ALERT: Table._on_ack,
+    Kind.RESOLVE_COUP: Table._on_resolve,
+    Kind.BETS: Table._on_bets,
     Kind.LINK_UP: Table._on_link,
     Kind.LINK_DOWN: Table._on_link,
     Kind.TAMPER: Table._on_tamper,

@@ -40,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
         print("config OK", file=sys.stderr)
         return 0
     setup_logging(config.log.level)
-    return asyncio.run(serve(config))
+    return asyncio.run(serve(config, config_path=args.config))
 
 
-async def serve(config, daemon=None) -> int:
+async def serve(config, daemon=None, *, config_path: str | None = None) -> int:
     from shoe_daemon.service import Daemon
 
-    daemon = daemon or Daemon(config)
+    daemon = daemon or Daemon(config, config_path=config_path)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -1,0 +1,345 @@
+"""The whole pipeline on real parts: pty -> daemon (subprocess) -> journal -> Mosquitto -> subscriber.
+
+    .venv/bin/python -m bench pipeline
+
+- context for the latency: this disk's append + fdatasync time (paid once per commit with journal
+  synchronous=full) and the broker hop alone (paho publish -> Mosquitto -> paho on_message).
+- latency: from the last byte of a CARD_DRAWN frame written on the pty (timestamped right after
+  ``os.write`` returns) to its ``coup/card`` message in a paho subscriber's ``on_message`` in this
+  process (the same monotonic clock), for every card of a shuffled 8-deck shoe, cards 6 ms apart
+  (latency, not queueing); journal ``synchronous`` full (the default) and normal. This process
+  plays the shoe itself with ``firmware_protocol.ShoeConnection`` (it answers the daemon's
+  handshake, ACKs, light commands and clock sync). Cards ending a coup are also shown apart: the
+  core computes the result, history, roads, stats and odds before the card's message goes out.
+- throughput: the emulated shoe at full speed (pace 0, its default window of 16 unacknowledged
+  events) for 3 shoes: cards per second from the start of dealing to the last result at the
+  subscriber.
+- memory of the daemon process (VmRSS, VmHWM) after those shoes (no camera).
+- start-up: from the fork of ``shoe-daemon run`` to its ``READY=1`` on a NOTIFY_SOCKET this process
+  binds, on a fresh journal and on the journal of the 3 shoes (replay of the current shoe).
+
+Every figure is printed next to its target with ``met`` / ``NOT met``. Needs mosquitto
+(scripts/system-deps.sh). Files go to a temporary directory (``BENCH_DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+import tty
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from firmware_protocol.connection import ShoeConnection
+from firmware_protocol.messages import CardDrawn
+from shoe_daemon.emulator import DealerScript, EmulatedShoe
+from tests.e2e.harness import DaemonProcess, NotifySocket, write_config
+from tests.support.mosquitto import MosquittoServer
+
+SPACING = 0.006             # s between two frames of the latency run
+THROUGHPUT_SHOES = 3
+
+TARGET_P99_MS = 2.0
+TARGET_CARDS_PER_S = 5000
+TARGET_RSS_MB = 120
+TARGET_READY_S = 2.0
+
+
+def _pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+class TimedSubscriber:
+    """A paho subscriber stamping every message with time.perf_counter() first thing in on_message."""
+
+    def __init__(self, port: int):
+        self.arrivals: list[tuple[float, str, bytes]] = []   # live messages only (no retained ones)
+        self._cond = threading.Condition()
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{os.getpid()}",
+                                  protocol=mqtt.MQTTv5)
+        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe("baccarat/#", qos=1)
+        self._subscribed = threading.Event()
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.on_message = self._on_message
+        self.client.connect("127.0.0.1", port, 30)
+        self.client.loop_start()
+        if not self._subscribed.wait(10):
+            raise RuntimeError("the bench subscriber did not subscribe")
+
+    def _on_message(self, client, userdata, message) -> None:
+        t = time.perf_counter()
+        if message.retain:
+            return
+        with self._cond:
+            self.arrivals.append((t, message.topic, bytes(message.payload)))
+            self._cond.notify_all()
+
+    def wait_for(self, predicate, timeout: float):
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = predicate(self.arrivals)
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the subscriber did not get what the bench waited for")
+                self._cond.wait(min(left, 0.1))
+
+    def clear(self) -> None:
+        with self._cond:
+            self.arrivals.clear()
+
+    def stop(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class PtyShoe:
+    """This process as the shoe: a raw pty, a stable link to it, ShoeConnection driven by hand."""
+
+    def __init__(self, link: str):
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        os.set_blocking(self.master, False)
+        self.link = link
+        os.symlink(os.ttyname(self.slave), link)
+        self.conn = ShoeConnection(now=time.monotonic(), boot_id=0x5EED)
+
+    def service(self, until: float) -> None:
+        """Answer the host (handshake, ACKs, lights, clock sync) and send heartbeats until ``until``."""
+        while True:
+            now = time.monotonic()
+            left = until - now
+            r, _, _ = select.select([self.master], [], [], max(0.0, left))
+            if r:
+                try:
+                    data = os.read(self.master, 4096)
+                except (BlockingIOError, OSError):
+                    data = b""
+                if data:
+                    self.conn.receive_data(data, time.monotonic())
+                    self.conn.events()
+            out = self.conn.tick(time.monotonic())
+            if out:
+                self._write(out)
+            if time.monotonic() >= until:
+                return
+
+    def _write(self, data: bytes) -> None:
+        while data:
+            try:
+                n = os.write(self.master, data)
+            except BlockingIOError:
+                select.select([], [self.master], [], 0.01)
+                continue
+            data = data[n:]
+
+    def send(self, message) -> float:
+        """Write one frame; the perf_counter time right after its last byte was written."""
+        self._write(self.conn.send(message, time.monotonic()))
+        return time.perf_counter()
+
+    def close(self) -> None:
+        os.unlink(self.link)
+        for fd in (self.master, self.slave):
+            os.close(fd)
+
+
+def fsync_ms(directory: Path, n: int = 200) -> list[float]:
+    """Append 4 KB + fdatasync on this disk, in ms (as a WAL commit does): the floor a durable
+    (synchronous full) commit adds to every card's latency."""
+    path = directory / "fsync.probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    out = []
+    try:
+        for i in range(n):
+            t0 = time.perf_counter()
+            os.pwrite(fd, os.urandom(4096), i * 4096)
+            os.fdatasync(fd)
+            out.append((time.perf_counter() - t0) * 1000)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return out
+
+
+def mqtt_hop_ms(broker: MosquittoServer, n: int = 300) -> list[float]:
+    """publish() (QoS 1) in a paho client -> Mosquitto -> on_message of the subscriber, in ms:
+    the floor of the broker hop alone, in this process."""
+    sub = TimedSubscriber(broker.port)
+    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-pub-{os.getpid()}", protocol=mqtt.MQTTv5)
+    pub.connect("127.0.0.1", broker.port, 30)
+    pub.loop_start()
+    try:
+        sent = {}
+        for i in range(n):
+            sent[i] = time.perf_counter()
+            pub.publish("baccarat/hop/probe", str(i).encode(), qos=1)
+            time.sleep(SPACING)
+        arrivals = sub.wait_for(lambda arr: arr if len(arr) >= n else None, timeout=30)
+        return [(t - sent[int(payload)]) * 1000 for t, _, payload in arrivals]
+    finally:
+        pub.disconnect()
+        pub.loop_stop()
+        sub.stop()
+
+
+def bench_latency(workdir: Path, broker: MosquittoServer, notify: NotifySocket,
+                  synchronous: str) -> tuple[list[float], list[float]]:
+    run = workdir / f"latency-{synchronous}"
+    run.mkdir()
+    shoe = PtyShoe(str(run / "shoe"))
+    sub = TimedSubscriber(broker.port)
+    cfg = write_config(run / "daemon.toml", shoe_port=shoe.link, journal=run / "journal.sqlite3",
+                       mqtt_port=broker.port, table_id=f"bench-{synchronous}", synchronous=synchronous,
+                       log_level="warning")
+    daemon = DaemonProcess(cfg, notify=notify, workdir=run)
+    daemon.start(wait_ready=False)
+    try:
+        # Handshake: serve the pty until the daemon says the shoe's link is up.
+        deadline = time.monotonic() + 30
+        while not any(t.endswith("/sources") and b'"link":"up"' in p for _, t, p in list(sub.arrivals)):
+            if time.monotonic() > deadline or not daemon.running:
+                raise RuntimeError(f"the link did not come up:\n{daemon.log_text()}")
+            shoe.service(time.monotonic() + 0.05)
+        sent: dict[int, float] = {}
+        next_at = time.monotonic()
+        script = DealerScript(decks=8, seed=11, shoes=1)
+        for action in script:
+            shoe.service(next_at)
+            t = shoe.send(action)
+            if isinstance(action, CardDrawn):
+                sent[action.counter] = t
+            next_at = time.monotonic() + SPACING
+        sub.wait_for(lambda arr: sum(1 for _, t, _ in arr if t.endswith("/coup/card")) >= len(sent), timeout=30)
+        shoe.service(time.monotonic() + 0.2)
+        got = {}
+        for t, topic, payload in sub.arrivals:
+            if topic.endswith("/coup/card"):
+                got.setdefault(json.loads(payload)["counter"], t)
+        assert set(got) == set(sent), "cards missing at the subscriber"
+        last_of_coup = {}
+        for d in script.dealt:
+            if d.coup is not None:
+                last_of_coup[d.coup] = d.counter
+        ends = set(last_of_coup.values())
+        return ([(got[c] - sent[c]) * 1000 for c in sent if c not in ends],
+                [(got[c] - sent[c]) * 1000 for c in sent if c in ends])
+    finally:
+        daemon.stop()
+        sub.stop()
+        shoe.close()
+
+
+def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocket):
+    run = workdir / "throughput"
+    run.mkdir()
+    shoe = EmulatedShoe(decks=8, seed=12, pace=0, shoes=THROUGHPUT_SHOES, link=str(run / "shoe"))
+    shoe.open()
+    sub = TimedSubscriber(broker.port)
+    cfg = write_config(run / "daemon.toml", shoe_port=shoe.link, journal=run / "journal.sqlite3",
+                       mqtt_port=broker.port, table_id="bench", log_level="warning")
+    daemon = DaemonProcess(cfg, notify=notify, workdir=run)
+    ready_fresh = None
+    try:
+        daemon.start()
+        ready_fresh = daemon.ready_at - daemon.started_at
+        sub.wait_for(lambda arr: any(t.endswith("/coup/current") for _, t, _ in arr), timeout=20)
+        t0 = time.perf_counter()
+        shoe.start()
+        if not shoe.wait(120):
+            raise RuntimeError("the emulated shoe did not finish")
+        coups = len({(d.shoe, d.coup) for d in shoe.dealt if d.coup is not None})
+        arrivals = sub.wait_for(lambda arr: (lambda r: r if len(r) >= coups else None)(
+            [t for t, topic, _ in arr if topic.endswith("/coup/result")]), timeout=60)
+        elapsed = arrivals[-1] - t0
+        cards = len(shoe.dealt)
+        status = daemon.proc_status()
+        rss = int(status["VmRSS"].split()[0]) / 1024
+        hwm = int(status["VmHWM"].split()[0]) / 1024
+    finally:
+        daemon.stop()
+        shoe.stop()
+        sub.stop()
+    # Start-up again on the journal of those shoes: verification + replay of the current shoe.
+    shoe = EmulatedShoe(decks=8, seed=13, pace=0, shoes=1, link=str(run / "shoe"))
+    shoe.open()
+    readies = []
+    try:
+        for _ in range(3):
+            d = DaemonProcess(cfg, notify=notify, workdir=run)
+            d.start()
+            readies.append(d.ready_at - d.started_at)
+            d.stop()
+    finally:
+        shoe.stop()
+    return cards, coups, elapsed, rss, hwm, ready_fresh, readies
+
+
+def main() -> dict[str, object]:
+    base = os.environ.get("BENCH_DIR") or None
+    workdir = Path(tempfile.mkdtemp(prefix="bench-pipeline-", dir=base))
+    broker = MosquittoServer().start()
+    notify = NotifySocket()
+    results: dict[str, object] = {}
+    try:
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"pipeline: pty -> daemon -> journal -> Mosquitto {broker.port} -> subscriber (files in {workdir};"
+              f" {os.cpu_count()} CPUs, load average {load})")
+        fs = fsync_ms(workdir)
+        results["fsync_ms"] = {"p50": _pct(fs, 50), "p99": _pct(fs, 99)}
+        print(f"  this disk: append 4 KB + fdatasync p50 {_pct(fs, 50):.2f} ms, p99 {_pct(fs, 99):.2f} ms "
+              "(every card's commit pays one with journal synchronous=full)")
+        hop = mqtt_hop_ms(broker)
+        results["mqtt_hop_ms"] = {"p50": _pct(hop, 50), "p99": _pct(hop, 99)}
+        print(f"  the broker hop alone (paho publish -> Mosquitto -> paho on_message): p50 {_pct(hop, 50):.2f} ms,"
+              f" p99 {_pct(hop, 99):.2f} ms")
+        for synchronous in ("full", "normal"):
+            others, ends = bench_latency(workdir, broker, notify, synchronous)
+            lat = others + ends
+            p50, p99 = _pct(lat, 50), _pct(lat, 99)
+            results[f"latency_{synchronous}"] = {"n": len(lat), "p50_ms": p50, "p99_ms": p99, "max_ms": max(lat),
+                                                 "p99_ms_mid_coup": _pct(others, 99),
+                                                 "p99_ms_coup_ending": _pct(ends, 99)}
+            print(f"  latency card frame -> subscriber, journal {synchronous:<6}: p50 {p50:6.2f} ms  p99 {p99:6.2f} ms"
+                  f"  max {max(lat):6.2f} ms  ({len(lat)} cards, {SPACING * 1000:.0f} ms apart)"
+                  f"   target p99 <= {TARGET_P99_MS} ms: {_verdict(p99 <= TARGET_P99_MS)}")
+            print(f"      cards within a coup: p50 {_pct(others, 50):6.2f} p99 {_pct(others, 99):6.2f} ms ({len(others)});"
+                  f" cards ending a coup (result, history, roads, stats, odds computed first): p50 "
+                  f"{_pct(ends, 50):6.2f} p99 {_pct(ends, 99):6.2f} ms ({len(ends)})")
+        cards, coups, elapsed, rss, hwm, ready_fresh, readies = bench_throughput(workdir, broker, notify)
+        rate = cards / elapsed
+        results.update(cards=cards, coups=coups, seconds=elapsed, cards_per_s=rate, rss_mb=rss, hwm_mb=hwm,
+                       ready_fresh_s=ready_fresh, ready_replay_s=readies)
+        print(f"  throughput, emulator pace 0, journal full: {cards} cards / {coups} coups ({THROUGHPUT_SHOES} shoes)"
+              f" in {elapsed:.2f} s = {rate:,.0f} cards/s"
+              f"   target >= {TARGET_CARDS_PER_S:,} cards/s: {_verdict(rate >= TARGET_CARDS_PER_S)}")
+        print(f"  daemon memory after {THROUGHPUT_SHOES} shoes (no camera): VmRSS {rss:.1f} MB, VmHWM {hwm:.1f} MB"
+              f"   target <= {TARGET_RSS_MB} MB: {_verdict(max(rss, hwm) <= TARGET_RSS_MB)}")
+        worst = max([ready_fresh, *readies])
+        print(f"  start to READY=1: fresh journal {ready_fresh:.2f} s; after {THROUGHPUT_SHOES} shoes "
+              f"(verify + replay) {', '.join(f'{r:.2f}' for r in readies)} s (median "
+              f"{statistics.median(readies):.2f})   target <= {TARGET_READY_S} s: {_verdict(worst <= TARGET_READY_S)}")
+    finally:
+        notify.close()
+        broker.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Tests of the HTTP API, over real HTTP against a running daemon."""
