@@ -129,7 +129,7 @@ class Table:
             # The limits in force go into the journal with the bets: a replay checks the same ones.
             event = Event(event.t, event.kind, event.source, {**event.data, "limits": self.limits.to_dict()})
         if event.kind is Kind.NEW_SHOE and "carried_alerts" not in event.data:
-            carried = sorted(self.active_alerts.values(), key=lambda a: a["id"])
+            carried = list(self.active_alerts.values())
             # ... and the message seq reached: a replay from this shoe numbers its messages as the
             # live run did, so seq goes on increasing after a restart (displays drop a lower one).
             extra = {"carried_alerts": carried, "message_seq": self.seq, "shoe_number": self._next_shoe_number()}
@@ -306,13 +306,17 @@ class Table:
         alert = self.active_alerts.get(event.data.get("alert_id"))
         if alert is None:
             return
-        alert["acknowledged"] = {"by": event.data.get("user", event.source), "t": event.t}
+        # A new dict: messages already published keep the alert as it was then.
+        alert = {**alert, "acknowledged": {"by": event.data.get("user", event.source), "t": event.t}}
+        self.active_alerts[alert["id"]] = alert
         self._publish(out, "alerts/event", "alert", {"action": "acknowledged", "alert": alert}, event.t)
         self._publish_alerts(out, event.t)
 
     def _on_link(self, event: Event, out: list) -> None:
         up = event.kind is Kind.LINK_UP
-        state = {"link": "up" if up else "down", "since": event.t}
+        # Merged into what else is known of the source (its shoe presence stays).
+        state = {k: v for k, v in self.sources.get(event.source, {}).items() if k not in ("info", "reason")}
+        state.update({"link": "up" if up else "down", "since": event.t})
         if up:
             state["info"] = event.data
         else:
@@ -356,7 +360,7 @@ class Table:
                     + (f": {text}" if text else ""), dict(event.data), key=key)
 
     def _on_shoe_presence(self, event: Event, out: list) -> None:
-        state = self.sources.setdefault(event.source, {})
+        state = self.sources[event.source] = dict(self.sources.get(event.source, {}))
         state["shoe"] = event.kind.value.removeprefix("shoe_")
         if event.kind is Kind.SHOE_REMOVED:
             self._raise(out, event, SHOE_REMOVED, "warning", "the shoe was removed from its cradle", {})
@@ -388,8 +392,13 @@ class Table:
             card.update(extra)
             self._publish(out, "coup/card", "card", card, t)
             self._note(card["shoe"], card["coup"], "cards", card)
+        withdrawn = None
         for alert in step.alerts:
             self._add_alert(out, alert.to_dict(), t)
+            if alert.evidence.get("result_withdrawn"):
+                withdrawn = f"{alert.shoe}-{alert.coup}"
+        if withdrawn is not None and (step.result is None or step.result.coup_id != withdrawn):
+            self._withdraw(withdrawn, out, event)
         if step.result is not None:
             result = step.result.to_dict()
             self._add_to_history(result)
@@ -398,6 +407,16 @@ class Table:
             out.append(RecordCoup(step.result.coup_id, step.result.shoe, step.result.coup, self._coup_record(result)))
             self._publish_scoreboard(out, event, result)
         self._publish_state(out, t, step.snapshot)
+
+    def _withdraw(self, coup_id: str, out: list, event: Event) -> None:
+        """A settled coup was voided (or its last card pushed back): it leaves the history and the roads."""
+        kept = [r for r in self.history if r["coup_id"] != coup_id]
+        self.history.clear()
+        self.history.extend(kept)
+        self.shoe_results.pop(coup_id, None)
+        self.roads = Roads(sorted(self.shoe_results.values(), key=lambda r: r["coup"]))
+        self._publish(out, "history", "history", {"coups": list(self.history)}, event.t, retain=True)
+        self._publish_roads(out, event.t)
 
     def _add_to_history(self, result: dict) -> None:
         """A re-settled coup (``revision`` > 0) replaces its earlier result."""
@@ -459,8 +478,8 @@ class Table:
         self._publish(out, "shoe", "shoe", self.engine.shoe_state().to_dict(), t, retain=True)
 
     def _publish_alerts(self, out: list, t: float) -> None:
-        alerts = sorted(self.active_alerts.values(), key=lambda a: a["id"])
-        self._publish(out, "alerts/active", "alerts", {"alerts": alerts}, t, retain=True)
+        # In the order raised (ids sort as text, "1-10-1" before "1-2-1").
+        self._publish(out, "alerts/active", "alerts", {"alerts": list(self.active_alerts.values())}, t, retain=True)
 
     def _publish_sources(self, out: list, t: float) -> None:
         self._publish(out, "sources", "sources", {"sources": dict(sorted(self.sources.items()))}, t, retain=True)

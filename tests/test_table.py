@@ -161,3 +161,34 @@ def test_odds_beyond_the_threshold_raise_one_pit_alert_per_bet():
     quiet = Table(TableRules(), "t1", odds_alert_edge=0.0)
     outs = run(quiet, [card(float(i), c) for i, c in enumerate(cards)])
     assert not [m for m in published(outs, "alerts/event") if m.payload["alert"]["kind"] == "odds_advantage"]
+
+
+def test_a_voided_settled_coup_leaves_history_and_roads():
+    t = Table(TableRules(), "t1")
+    run(t, [card(0.0, "9S"), card(1.0, "3H"), card(2.0, "TD"), card(3.0, "KC")])  # punto natural
+    assert [r["coup_id"] for r in t.history] == ["1-1"]
+    coup_id = t.engine.snapshot().coup_id
+    outs = t.handle(Event(4.0, Kind.VOID_COUP, "api", {"user": "sup", "reason": "misdeal", "coup_id": coup_id}))
+    assert not t.history
+    assert published(outs, "history")[-1].payload["coups"] == []
+    assert published(outs, "roads")[-1].payload["big_road"]["cells"] == []
+
+
+def test_acknowledging_does_not_change_messages_already_built():
+    t = Table(TableRules(), "t1")
+    outs = t.handle(Event(1.0, Kind.TAMPER, "shoe", {"what": "lid_opened"}))
+    raised = published(outs, "alerts/event")[0]
+    before = raised.encode()
+    (alert_id,) = t.active_alerts
+    t.handle(Event(2.0, Kind.ACK_ALERT, "api", {"alert_id": alert_id, "user": "sup", "reason": "seen"}))
+    assert raised.encode() == before
+    assert t.active_alerts[alert_id]["acknowledged"]["by"] == "sup"
+
+
+def test_link_changes_keep_the_shoe_presence():
+    t = Table(TableRules(), "t1")
+    t.handle(Event(1.0, Kind.SHOE_INSERTED, "shoe", {}))
+    t.handle(Event(2.0, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"}))
+    assert t.sources["shoe"]["shoe"] == "inserted" and t.sources["shoe"]["link"] == "down"
+    t.handle(Event(3.0, Kind.LINK_UP, "shoe", {"model": "x"}))
+    assert t.sources["shoe"] == {"shoe": "inserted", "link": "up", "since": 3.0, "info": {"model": "x"}}
