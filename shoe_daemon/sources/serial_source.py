@@ -60,6 +60,8 @@ class SerialSource:
         self._writes: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lights: str | None = None
+        self._lights_lock = threading.Lock()
         self.port: serial.SerialBase | None = None
         # Figures for status, metrics and the watchdog.
         self.connected = False
@@ -80,10 +82,10 @@ class SerialSource:
         self._close()
 
     def set_lights(self, state: str) -> None:
-        """Queue a lights command; the reader thread writes it."""
-        data = self.driver.lights(state, self._clock())
-        if data:
-            self._writes.put(data)
+        """Ask for the dealer lights; the reader thread asks the driver (drivers are not
+        thread-safe) and writes the command. Only the latest request counts."""
+        with self._lights_lock:
+            self._lights = state
 
     # -- the reader thread -----------------------------------------------------------
     def _run(self) -> None:
@@ -161,6 +163,12 @@ class SerialSource:
             self._on_events(events)
 
     def _flush_writes(self) -> None:
+        with self._lights_lock:
+            state, self._lights = self._lights, None
+        if state is not None:
+            data = self.driver.lights(state, self._clock())
+            if data:
+                self._writes.put(data)
         while True:
             try:
                 data = self._writes.get_nowait()

@@ -1,0 +1,203 @@
+"""`shoe-daemon replay`: recorded sessions through the real daemon, checked against their .chk files.
+
+    shoe-daemon replay --list                         # the library, one line per fixture
+    shoe-daemon replay fixtures/error-extra-card.shoelog --print
+    shoe-daemon replay --check fixtures/              # every fixture; a diff and exit 1 on a difference
+    shoe-daemon replay --update-check fixtures/reader-noise.shoelog
+    shoe-daemon replay --speed 1 --broker 127.0.0.1:1883 fixtures/clean-8-decks.shoelog.gz
+
+Each fixture gets a fresh daemon (temporary journal, no API) reading a pty through
+pyserial with the fixture's driver; see docs/fixtures.md and docs/technician.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+HELP = "replay recorded shoe sessions (fixtures) through the daemon; --check diffs its outputs with the .chk files"
+
+EXIT_DIFF = 1
+EXIT_USAGE = 2
+
+
+def default_library() -> Path:
+    """$SHOE_DAEMON_FIXTURES, else the repository's fixtures/, else ./fixtures."""
+    env = os.environ.get("SHOE_DAEMON_FIXTURES")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2] / "fixtures"
+    return repo if repo.is_dir() else Path("fixtures")
+
+
+def parse_speed(text: str) -> float | None:
+    """``max`` -> None (as fast as the daemon reads); ``1`` recorded timing; ``N`` N times faster."""
+    if text.lower() in ("max", "0", "inf"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--speed takes 1, a factor N or max (got {text!r})") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"--speed must be positive (got {text!r})")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("fixtures", nargs="*", metavar="FIXTURE",
+                        help="fixture files, or directories of them (default with --list or --check: the library)")
+    parser.add_argument("--speed", type=parse_speed, default=None, metavar="1|N|max",
+                        help="1 = the recorded timing, N = N times faster, max = as fast as possible (default)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="compare the outputs with NAME.chk; print a unified diff and exit 1 on any difference")
+    mode.add_argument("--update-check", action="store_true", help="rewrite NAME.chk from this replay")
+    mode.add_argument("--list", action="store_true", help="list the fixtures with their one-line descriptions")
+    parser.add_argument("--broker", metavar="HOST:PORT", help="also publish to this MQTT broker (watch it with "
+                        "`shoe-daemon monitor --broker HOST:PORT --table ID`)")
+    parser.add_argument("--print", dest="print_messages", action="store_true",
+                        help="print the messages (check format: TOPIC QOS RETAIN PAYLOAD) on stdout")
+    parser.add_argument("--diff-lines", type=int, default=200, metavar="N", help="cut a diff at N lines (default 200)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="show the daemon's log and how its host->shoe bytes compare with the recording")
+
+
+class Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, name: str, stream=None):
+        self.stream = stream or sys.stderr
+        self.name = name
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        pct = int(100 * done / total)
+        if pct == self._shown:
+            return
+        self._shown = pct
+        fill = self.WIDTH * done // total
+        self.stream.write(f"\r[{'#' * fill}{'.' * (self.WIDTH - fill)}] {pct:3d}% {self.name}")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.enabled and self._shown >= 0:
+            self.stream.write("\r" + " " * (self.WIDTH + 8 + len(self.name)) + "\r")
+            self.stream.flush()
+
+
+def list_fixtures(paths: list[Path], out=None) -> int:
+    from shoe_daemon.fixtures.check import check_path
+    from shoe_daemon.fixtures.formats import FixtureFormatError, fixture_stem, read_fixture
+
+    out = out or sys.stdout
+    rows = []
+    for path in paths:
+        try:
+            fx = read_fixture(path)
+        except (OSError, FixtureFormatError, ValueError) as exc:
+            rows.append((path.name, f"(unreadable: {exc})"))
+            continue
+        mark = "" if check_path(path).exists() else "  [no check file]"
+        rows.append((fixture_stem(path), f"{fx.header.description or '(no description)'}{mark}"))
+    width = max((len(r[0]) for r in rows), default=0)
+    for name, text in rows:
+        print(f"{name:{width}}  {text}", file=out)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+
+    from shoe_daemon.fixtures.check import check_path, diff, read_check, update_check
+    from shoe_daemon.fixtures.formats import FixtureFormatError, find_fixtures, is_fixture, read_fixture
+    from shoe_daemon.fixtures.replay import ReplayError, replay
+
+    targets = args.fixtures or ([str(default_library())] if (args.list or args.check or args.update_check) else [])
+    if not targets:
+        print("shoe-daemon replay: name a fixture (or a directory of them), or use --list", file=sys.stderr)
+        return EXIT_USAGE
+    paths = list(find_fixtures(targets))
+    bad = [p for p in paths if not p.is_file() or not is_fixture(p)]
+    if bad:
+        for p in bad:
+            what = "no such file" if not p.exists() else "not a fixture (.shoelog or .shoelog.gz)"
+            print(f"shoe-daemon replay: {p}: {what}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.list:
+        return list_fixtures(paths)
+    broker = None
+    if args.broker:
+        from shoe_daemon.commands.monitor import parse_broker
+
+        try:
+            broker = parse_broker(args.broker)
+        except ValueError as exc:
+            print(f"shoe-daemon replay: --broker: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+    failed: list[str] = []
+    missing: list[str] = []
+    for path in paths:
+        try:
+            fixture = read_fixture(path)
+        except (OSError, FixtureFormatError) as exc:
+            print(f"shoe-daemon replay: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        name = fixture.name
+        chk = check_path(path)
+        if args.check and not chk.exists():
+            print(f"{name}: no check file {chk.name}: make it with `shoe-daemon replay --update-check {path}`",
+                  file=sys.stderr)
+            missing.append(name)
+            continue
+        progress = Progress(name)
+        try:
+            result = replay(fixture, speed=args.speed, broker=broker, progress=progress, verbose=args.verbose)
+        except ReplayError as exc:
+            progress.clear()
+            print(f"{name}: REPLAY FAILED: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
+        progress.clear()
+        lines = result.lines
+        summary = f"{len(lines)} messages, {result.events} events, {result.elapsed:.2f} s"
+        if args.print_messages:
+            sys.stdout.write("".join(line + "\n" for line in lines))
+        if args.verbose:
+            for note in result.info:
+                print(f"{name}: {note}", file=sys.stderr)
+        if args.update_check:
+            written, changed = update_check(path, lines, [
+                f"check of {path.name}: the MQTT messages its replay must publish, one per line",
+                "TOPIC QOS RETAIN(r|-) PAYLOAD; see docs/fixtures.md. Rebuild: shoe-daemon replay --update-check",
+            ])
+            print(f"{name}: {'updated' if changed else 'unchanged'} {written.name} ({summary})", file=sys.stderr)
+        elif args.check:
+            expected = read_check(chk)
+            text = diff(expected, lines, f"{chk} (expected)", f"{name} (replay)", max_lines=args.diff_lines)
+            if text:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+                print(f"{name}: FAILED: outputs differ from {chk.name} ({summary})", file=sys.stderr)
+                failed.append(name)
+            else:
+                print(f"{name}: ok ({summary})", file=sys.stderr)
+        else:
+            print(f"{name}: {summary}", file=sys.stderr)
+    if args.check and len(paths) > 1:
+        ok = len(paths) - len(failed) - len(missing)
+        print(f"{ok} of {len(paths)} fixtures match their check files"
+              + (f"; failed: {', '.join(failed)}" if failed else "")
+              + (f"; no check file: {', '.join(missing)}" if missing else ""), file=sys.stderr)
+    if missing and not failed:
+        return EXIT_USAGE
+    return EXIT_DIFF if failed or missing else 0

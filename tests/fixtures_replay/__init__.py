@@ -1,0 +1,1 @@
+"""Fixtures: formats, check files, replay through the real daemon, the recording tap, the library."""
