@@ -7,6 +7,7 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v socat >/dev/null || need+=(socat)
 command -v openssl >/dev/null || need+=(openssl)
+command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)   # the display tests (tests/web/)
 command -v systemd-analyze >/dev/null || need+=(systemd)      # unit verify + security score
 command -v shellcheck >/dev/null || need+=(shellcheck)         # lint of the install script
 dpkg -s python3-seccomp >/dev/null 2>&1 || need+=(python3-seccomp)  # the unit's syscall filter, in a test

@@ -112,4 +112,8 @@ def create_app(daemon, *, audit: AuditLog | None = None) -> FastAPI:
         return response
 
     app.include_router(build_router(ctx))
+    # The table display (static page + its config.json), open to read like the other GETs.
+    from shoe_daemon import web
+
+    web.mount(app, lambda: ctx.live_config)
     return app

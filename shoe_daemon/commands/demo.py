@@ -40,14 +40,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def build_config(workdir: str, shoe_path: str, port: int, decks: int):
-    from shoe_daemon.config import Config, JournalConfig, MqttConfig, ShoeConfig, TableConfig
+def _wait_port(port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+
+
+def build_config(workdir: str, shoe_path: str, port: int, decks: int, api_port: int, ws_port: int):
+    from shoe_daemon.config import ApiConfig, Config, JournalConfig, MqttConfig, ShoeConfig, TableConfig
 
     return Config(
         table=TableConfig(id="demo", decks=decks),
         shoe=ShoeConfig(port=shoe_path, driver="protocol", reconnect_min=0.1, reconnect_max=1.0),
         journal=JournalConfig(path=os.path.join(workdir, "journal.sqlite3"), synchronous="normal"),
-        mqtt=MqttConfig(embedded_port=port),
+        mqtt=MqttConfig(embedded_port=port, embedded_ws_port=ws_port),
+        # Read-only API and the browser display; the demo has no tokens, so no writes.
+        api=ApiConfig(enabled=True, host="127.0.0.1", port=api_port),
     )
 
 
@@ -71,10 +83,13 @@ def run(args: argparse.Namespace) -> int:
     shoe = EmulatedShoe(decks=args.decks, seed=seed, pace=args.pace, faults=faults,
                         link=os.path.join(workdir, "dealing-shoe"), shoes=None, coups=args.coups)
     path = shoe.open()
-    config = build_config(workdir, path, port, args.decks)
+    api_port, ws_port = _free_port(), _free_port()
+    config = build_config(workdir, path, port, args.decks, api_port, ws_port)
     print(f"demo: emulated {args.decks}-deck shoe (seed {seed}) on {path}; embedded broker on 127.0.0.1:{port}; "
           f"daemon log {log_path}", file=sys.stderr, flush=True)
     print(f"      another view: shoe-daemon monitor --broker 127.0.0.1:{port} --table demo", file=sys.stderr, flush=True)
+    print(f"      browser display: http://127.0.0.1:{api_port}/display/   API: http://127.0.0.1:{api_port}/docs",
+          file=sys.stderr, flush=True)
 
     daemon = Daemon(config)
     loop = asyncio.new_event_loop()
@@ -102,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
                 settled.set()
 
     daemon.listeners.append(count_results)
+    _wait_port(port, 10.0)  # the view's first connect should find the embedded broker up
     view = subprocess.Popen(monitor)
     if not daemon.ready.is_set():
         time.sleep(0.5)  # let the view subscribe before the first card
