@@ -20,6 +20,7 @@ class Kind(StrEnum):
     CARD = "card"                      # data: card, [side], [counter], [quality], [confidence], [user], [reason]
     CARD_UNREADABLE = "card_unreadable"  # data: [counter]
     CARD_PUSHED_BACK = "card_pushed_back"  # data: [card], [counter]
+    CAMERA_CARD = "camera_card"        # data: card|None, value, status ok|unsure, confidence, zone, [reason]
     # Shoe state.
     CUT_CARD = "cut_card"
     SHOE_INSERTED = "shoe_inserted"

@@ -27,6 +27,7 @@ from shoe_daemon.game.roads import Roads
 from shoe_daemon.game.settle import Limit, TableLimits, format_amount, parse_bets, settle, to_decimal
 from shoe_daemon.outputs import Publish, RecordCoup, SetLights
 from shoe_daemon.sources.base import Lights
+from shoe_daemon.table_camera import CameraCrossCheck
 
 SCHEMA = 1
 HISTORY = 20          # coups kept in the retained `history` topic
@@ -78,13 +79,14 @@ def limits_from_config(limits_cfg) -> TableLimits:
     return TableLimits(punto=one(limits_cfg.punto), banco=one(limits_cfg.banco), tie=one(limits_cfg.tie))
 
 
-class Table:
+class Table(CameraCrossCheck):
     def __init__(self, rules: TableRules, table_id: str, *, odds_alert_edge: float = 0.0):
         self.rules = rules
         # Player advantage (fraction of the stake) beyond which live odds alert the pit.
         self.odds_alert_edge = odds_alert_edge
         self.shoe_results: dict[str, dict] = {}   # this shoe's latest result per coup id
         self.roads = Roads()
+        self._init_camera()
         self.table_id = table_id
         self.engine = DealingEngine(rules)
         self.seq = 0                       # per-table message counter, in every payload
@@ -178,6 +180,8 @@ class Table:
 
     def _on_card(self, event: Event, out: list) -> None:
         data = event.data
+        if event.source == "shoe" and self._reconcile(event, out):
+            return  # the resend of a card already dealt from the camera while the link was down
         try:
             card = parse_card(data.get("card", ""))
         except CardCodeError as exc:
@@ -190,9 +194,12 @@ class Table:
                         "(no unreadable card is pending and the shoe link is up)", {"data": dict(data)})
             return
         if self._unread:
-            if event.source in FALLBACK_SOURCES:
+            # A card the camera could not read while the link was down: the shoe's own
+            # reading (resent after the reconnect) fills it as well as a person would.
+            if event.source in FALLBACK_SOURCES or self._unread[0].get("shoe_may_fill"):
                 slot = self._unread.pop(0)
-                self._clear(out, slot["alert_id"], event.t, by=data.get("user", event.source))
+                for alert_id in [slot["alert_id"], *slot.get("more_alerts", ())]:
+                    self._clear(out, alert_id, event.t, by=data.get("user", event.source))
                 self._deal(event, card, out, filled=slot)
                 self._release_waiting(out)
             else:
@@ -221,6 +228,11 @@ class Table:
         if filled is not None:
             extra["fills_unreadable"] = filled.get("counter")
         self._render_step(step, event, out, extra)
+        if event.source == "shoe":
+            if step.record is not None:
+                self._camera_after_shoe_card(step.record, step.snapshot, out, event)
+        else:
+            self._note_offline_deal(step.record, event)
 
     def _release_waiting(self, out: list) -> None:
         while self._waiting and not self._unread:
@@ -228,6 +240,8 @@ class Table:
             self._deal(event, parse_card(event.data["card"]), out)
 
     def _on_unreadable(self, event: Event, out: list) -> None:
+        if self._reconcile(event, out):
+            return
         snap = self.engine.snapshot()
         expected = snap.next_side.value if snap.next_side is not None else None
         alert = self._raise(
@@ -237,6 +251,7 @@ class Table:
         )
         self._unread.append({"alert_id": alert["id"], "counter": event.data.get("counter")})
         self._publish_state(out, event.t)
+        self._camera_fill_unread(event, out)
 
     def _on_pushed_back(self, event: Event, out: list) -> None:
         card = event.data.get("card")
@@ -322,6 +337,8 @@ class Table:
         else:
             state["reason"] = event.data.get("reason")
         self.sources[event.source] = state
+        if up and event.source == "shoe":
+            self._camera_link_up(event)
         key = f"{event.source}:{LINK_LOST}"
         if up:
             for alert_id, alert in list(self.active_alerts.items()):
@@ -455,9 +472,10 @@ class Table:
             body.update({"available": False, "reason": str(exc)})
             self._publish(out, "odds", "odds", body, event.t, retain=True)
             return
-        body.update({"available": True, **odds.to_dict()})
+        analysis = odds.to_dict()
+        body.update({"available": True, **analysis})
         self._publish(out, "odds", "odds", body, event.t, retain=True)
-        edges = odds.to_dict()["house_edge"]
+        edges = analysis["house_edge"]
         for bet in ("banco", "punto", "tie"):
             advantage = -edges[bet]
             key = f"odds:{bet}"
@@ -642,6 +660,7 @@ _COUP_ACTIONS = frozenset({Kind.VOID_COUP, Kind.RESOLVE_COUP, Kind.CORRECT_CARD}
 _HANDLERS = {
     Kind.CARD: Table._on_card,
     Kind.CARD_UNREADABLE: Table._on_unreadable,
+    Kind.CAMERA_CARD: Table._on_camera_card,
     Kind.CARD_PUSHED_BACK: Table._on_pushed_back,
     Kind.CUT_CARD: Table._on_cut_card,
     Kind.BUTTON: Table._on_button,

@@ -137,6 +137,7 @@ def session(table: Table) -> Iterator[Event]:
     yield ev(Kind.CARD, "camera", card="3H", confidence=0.97)
     yield ev(Kind.BUTTON, button="coup_confirm")
     # Coup 2: complete, then an extra card before the confirm (closing="confirm"): held, pushed back, void.
+    yield ev(Kind.CAMERA_CARD, "camera", card="9S", value=9, status="ok", confidence=0.9, zone="punto")
     for code in ("9H", "8H", "2D", "QC"):
         yield shoe_card(code)
     yield shoe_card("7D")
@@ -169,6 +170,8 @@ def session(table: Table) -> Iterator[Event]:
     yield api(Kind.VOID_COUP, reason="missing card")
     # Links, tamper, faults, a card code nobody knows, the shoe out of its cradle.
     yield ev(Kind.LINK_DOWN, reason="serial port closed")
+    yield ev(Kind.CAMERA_CARD, "camera", card=None, value=None, status="unsure", confidence=0.41, zone="punto",
+             reason="index corner covered")
     yield ev(Kind.LINK_DOWN, "camera", reason="timeout")
     yield ev(Kind.LINK_UP, "camera", driver="camera")
     yield ev(Kind.TAMPER, what="lid_open", active=True)
@@ -274,7 +277,7 @@ def test_a_session_with_every_input_kind_validates(primary_session):
     raised = {p["alert"]["kind"] for p in payloads(seen, "alerts/event") if p["action"] == "raised"}
     table_kinds = {table_module.LINK_LOST, table_module.TAMPER, table_module.FAULT,
                    table_module.CARD_UNREADABLE, table_module.SHOE_REMOVED, table_module.SHOE_EMPTY,
-                   table_module.ACTION_REJECTED}
+                   table_module.ACTION_REJECTED, "manual_entry_needed", "camera_mismatch"}
     # coup_resolved needs a resolve input; odds_advantage needs a shoe that favours the player
     assert ({k.value for k in AlertKind} - {"coup_resolved"}) | table_kinds <= raised
     assert {p["action"] for p in payloads(seen, "alerts/event")} == {"raised", "acknowledged", "cleared"}
