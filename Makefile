@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := test,broker,api
+EXTRAS := test,broker,api,camera
 
 .PHONY: demo test lint pytest bench clean system-deps
 

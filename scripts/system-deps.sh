@@ -7,6 +7,7 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v socat >/dev/null || need+=(socat)
 command -v openssl >/dev/null || need+=(openssl)
+command -v rsvg-convert >/dev/null || need+=(librsvg2-bin)   # card art of the camera tests (tests/vision/)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)   # the display tests (tests/web/)
 command -v systemd-analyze >/dev/null || need+=(systemd)      # unit verify + security score
 command -v shellcheck >/dev/null || need+=(shellcheck)         # lint of the install script

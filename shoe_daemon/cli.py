@@ -22,6 +22,10 @@ COMMANDS = {
     "journal": "journal",
     "run": "run",
     "demo": "demo",
+    "record": "record",
+    "replay": "replay",
+    "recognize": "recognize",
+    "camera": "camera",
 }
 
 EXIT_USAGE = 2

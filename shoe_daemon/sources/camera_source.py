@@ -1,0 +1,118 @@
+"""The overhead camera as a card source: frames -> recognizer -> fuser -> events.
+
+One thread reads frames (a camera, a stream, or a folder / video file for
+fixtures), recognises the face-up cards, and lets the fuser decide each card
+once it has rested for a few frames. Each decided card becomes a
+``camera_card`` event with its zone; the core decides what it means (see
+shoe_daemon/table_camera.py). OpenCV is imported here, lazily: a table with no
+camera never loads it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from shoe_daemon.events import Event, Kind
+
+log = logging.getLogger(__name__)
+
+SOURCE = "camera"
+
+
+class CameraSource:
+    def __init__(self, camera_cfg, on_events: Callable[[list[Event]], None], *,
+                 clock: Callable[[], float] = time.time, recognizer=None, fuser=None,
+                 reconnect_min: float = 1.0, reconnect_max: float = 30.0):
+        self.cfg = camera_cfg
+        self._on_events = on_events
+        self._clock = clock
+        self._recognizer = recognizer
+        self._fuser = fuser
+        self.reconnect_min = reconnect_min
+        self.reconnect_max = reconnect_max
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.connected = False
+        self.frames = 0
+        self.cards = 0
+        self.finished = False            # a folder or file source has no more frames
+        self.last_error: str | None = None
+        self.last_progress = time.monotonic()
+
+    def _option(self, name: str, default=None):
+        value = getattr(self.cfg, name, None)
+        if value is None and getattr(self.cfg, "model_extra", None):
+            value = self.cfg.model_extra.get(name)
+        return default if value is None else value
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        from shoe_daemon.vision import CardFuser, FrameSourceError, Recognizer, open_frames
+        from shoe_daemon.vision.frames import describe
+
+        recognizer = self._recognizer or Recognizer(self.cfg)
+        fuser = self._fuser or CardFuser()
+        source = self._option("source")
+        fps = self._option("fps")
+        live = describe(source) in ("camera", "stream")
+        backoff = self.reconnect_min
+        while not self._stop.is_set():
+            try:
+                for frame in open_frames(source, fps=fps):
+                    if self._stop.is_set():
+                        return
+                    self.last_progress = time.monotonic()
+                    if not self.connected:
+                        self.connected = True
+                        backoff = self.reconnect_min
+                        self._emit([Event(self._clock(), Kind.LINK_UP, SOURCE, {"driver": "camera",
+                                                                                "source": str(source)})])
+                    self.frames += 1
+                    result = recognizer.recognize(frame.image)
+                    decided = fuser.update(result, frame.t)
+                    if decided:
+                        now = self._clock()
+                        self.cards += len(decided)
+                        self._emit([self._event(card, now) for card in decided])
+            except FrameSourceError as exc:
+                self._lost(str(exc))
+            except Exception as exc:  # noqa: BLE001 - a camera fault must not kill the daemon
+                log.exception("camera source failed")
+                self._lost(f"{type(exc).__name__}: {exc}")
+            if not live:
+                self.finished = True  # a recorded folder or file: done
+                return
+            self._lost("no more frames")
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, self.reconnect_max)
+
+    def _event(self, card, now: float) -> Event:
+        status = "ok" if card.status == "ok" and card.card else "unsure"
+        data = {"card": card.card if status == "ok" else None, "value": card.value, "status": status,
+                "confidence": round(float(card.confidence), 4), "zone": card.zone,
+                "frames": card.frames, "track": card.track}
+        if card.reason:
+            data["reason"] = card.reason
+        return Event(now, Kind.CAMERA_CARD, SOURCE, data)
+
+    def _lost(self, reason: str) -> None:
+        if reason != self.last_error:
+            log.warning("camera %s: %s", self._option("source"), reason)
+        self.last_error = reason
+        if self.connected:
+            self.connected = False
+            self._emit([Event(self._clock(), Kind.LINK_DOWN, SOURCE, {"reason": reason})])
+
+    def _emit(self, events: list[Event]) -> None:
+        self._on_events(events)

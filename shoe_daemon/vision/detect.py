@@ -1,0 +1,238 @@
+"""Finding cards on the felt: bright, unsaturated quadrilaterals of a card's proportions.
+
+The frame is scored for "card white" (the darkest channel, less half the saturation: high on
+white card stock under any white balance, low on coloured felt, skin and most chips), halved for
+speed, thresholded (Otsu, with a floor over the felt level), and each outer contour is fitted
+with a quadrilateral at full resolution: the four sides are fitted as lines to the contour
+(rounded corners and a hand over one corner do not move them) and intersected. A candidate is
+kept when its sides have a card's ratio (1.25-1.75), its size is a card's and the white region
+fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropped here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+MIN_CARD_SHORT = 40.0      # px, shortest card side accepted (cards are 60-200 px wide)
+MAX_CARD_LONG = 420.0      # px
+RATIO_RANGE = (1.22, 1.78)
+MIN_FILL = 0.72            # white pixels / quadrilateral area (a hand may cover a corner)
+MIN_AGREE = 0.6            # share of the outline on the quadrilateral's sides
+
+
+@dataclass
+class Candidate:
+    quad: np.ndarray        # (4, 2) float32, clockwise, quad[0]->quad[1] a short side
+    fill: float             # white pixels / quad area
+    agree: float            # share of the outline on the quad's sides
+    ratio: float            # long side / short side
+
+
+def whiteness(bgr: np.ndarray) -> np.ndarray:
+    """min(B, G, R) - (max - min), saturating at 0: card stock high, felt/skin/chips low."""
+    b, g, r = cv2.split(bgr)
+    mn = cv2.min(cv2.min(b, g), r)
+    mx = cv2.max(cv2.max(b, g), r)
+    sat = cv2.subtract(mx, mn)
+    return cv2.subtract(mn, sat)
+
+
+def card_threshold(white_small: np.ndarray) -> float:
+    """A global threshold between felt and card stock (on the half-size whiteness image)."""
+    felt = float(np.percentile(white_small[::4, ::4], 50))
+    otsu, _ = cv2.threshold(white_small, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return max(float(otsu), felt + 45.0)
+
+
+def _order(quad: np.ndarray) -> np.ndarray:
+    """Clockwise on screen (y down), starting so that quad[0]->quad[1] is a short side."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    area = 0.5 * float(np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1]))
+    if area < 0:
+        q = q[::-1]
+    sides = [np.linalg.norm(q[(i + 1) % 4] - q[i]) for i in range(4)]
+    if sides[0] + sides[2] > sides[1] + sides[3]:
+        q = np.roll(q, -1, axis=0)
+    # Of the two short sides, start at the one nearer the image top (stable, not meaningful).
+    if q[2:4, 1].mean() < q[0:2, 1].mean():
+        q = np.roll(q, -2, axis=0)
+    return np.ascontiguousarray(q)
+
+
+def _intersect(l1, l2):
+    (vx1, vy1, x1, y1), (vx2, vy2, x2, y2) = l1, l2
+    det = vx2 * vy1 - vx1 * vy2
+    if abs(det) < 1e-6:
+        return None
+    t = (vx2 * (y2 - y1) - vy2 * (x2 - x1)) / det
+    return np.array([x1 + t * vx1, y1 + t * vy1])
+
+
+def _boundary_agreement(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
+    """Fraction of contour points within ``tol`` of the quadrilateral's sides."""
+    if len(pts) > 240:
+        pts = pts[:: len(pts) // 200]
+    best = np.full(len(pts), np.inf, np.float32)
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        seg = q - p
+        length2 = float(seg @ seg) + 1e-9
+        t = np.clip(((pts - p) @ seg) / length2, 0.0, 1.0)
+        d = np.linalg.norm(pts - (p + t[:, None] * seg), axis=1)
+        best = np.minimum(best, d)
+    return float(np.mean(best <= tol))
+
+
+def _lines_quad(lines) -> np.ndarray | None:
+    pts = [_intersect(lines[i - 1], lines[i]) for i in range(4)]
+    if any(p is None for p in pts):
+        return None
+    return np.array(pts)
+
+
+def _fit_side(pts: np.ndarray, p: np.ndarray, q: np.ndarray, band: float):
+    """The line through the contour points along segment p-q (away from its ends)."""
+    seg = q - p
+    length = float(np.linalg.norm(seg))
+    d = seg / (length + 1e-9)
+    rel = pts - p
+    along = rel @ d
+    across = rel @ np.array([-d[1], d[0]])
+    near = (np.abs(across) < band) & (along > 0.12 * length) & (along < 0.88 * length)
+    if int(near.sum()) >= 8:
+        vx, vy, x0, y0 = cv2.fitLine(pts[near].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).reshape(4)
+        return (float(vx), float(vy), float(x0), float(y0))
+    return (float(d[0]), float(d[1]), float(p[0]), float(p[1]))
+
+
+def _inside_margin(quad: np.ndarray, pts: np.ndarray) -> float:
+    """The most negative signed distance of pts to a convex quadrilateral (>= 0: all inside)."""
+    area = 0.5 * float(np.sum(quad[:, 0] * np.roll(quad[:, 1], -1) - np.roll(quad[:, 0], -1) * quad[:, 1]))
+    sign = 1.0 if area > 0 else -1.0
+    worst = np.inf
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        e = q - p
+        n = np.linalg.norm(e) + 1e-9
+        cross = (e[0] * (pts[:, 1] - p[1]) - e[1] * (pts[:, 0] - p[0])) / n * sign
+        worst = min(worst, float(cross.min()))
+    return worst
+
+
+def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """A quadrilateral for a card-like contour (N,1,2) and the fraction of the contour on it."""
+    from itertools import combinations
+
+    hull = cv2.convexHull(contour)
+    peri = cv2.arcLength(hull, True)
+    if peri < 4 * MIN_CARD_SHORT * 0.9:
+        return None
+    approx = None
+    for eps in (0.015, 0.025, 0.04, 0.06):
+        approx = cv2.approxPolyDP(hull, eps * peri, True).reshape(-1, 2).astype(np.float64)
+        if len(approx) <= 8:
+            break
+    if approx is None or len(approx) < 4 or len(approx) > 8:
+        return None
+    pts = contour.reshape(-1, 2).astype(np.float64)
+    if len(pts) > 600:            # plenty for fitting lines; the contour has a point per pixel
+        pts = pts[:: len(pts) // 400]
+    hull_pts = hull.reshape(-1, 2).astype(np.float64)
+    tol = max(2.0, 0.008 * peri)
+    area = cv2.contourArea(contour)
+    # The common case first: a clean card's hull is a quadrilateral at a coarse tolerance.
+    coarse = cv2.approxPolyDP(hull, 0.04 * peri, True).reshape(-1, 2).astype(np.float64)
+    if len(coarse) == 4:
+        quad = _lines_quad([_fit_side(pts, coarse[i], coarse[(i + 1) % 4], max(2.0, 0.01 * peri)) for i in range(4)])
+        if quad is not None and np.all(np.isfinite(quad)) and np.abs(quad - coarse).max() < 0.05 * peri:
+            agree = _boundary_agreement(quad, pts, tol)
+            qarea = abs(cv2.contourArea(quad.astype(np.float32)))
+            if agree >= 0.93 and area >= 0.95 * qarea and _inside_margin(quad, hull_pts) >= -tol:
+                return quad.astype(np.float32), agree
+    n = len(approx)
+    sides = [_fit_side(pts, approx[i], approx[(i + 1) % n], max(2.0, 0.01 * peri)) for i in range(n)]
+    lengths = [float(np.linalg.norm(approx[(i + 1) % n] - approx[i])) for i in range(n)]
+    longest = set(sorted(range(n), key=lambda i: -lengths[i])[:6])
+    # Four of the polygon's sides, in order: the choice whose quadrilateral holds most of the
+    # contour on its sides (a hand's cut or a rounded corner adds sides that hold little).
+    best, best_score = None, -1.0
+    centre = hull_pts.mean(axis=0)
+    for keep in combinations(sorted(longest), 4):
+        quad = _lines_quad([sides[i] for i in keep])
+        if quad is None or not np.all(np.isfinite(quad)) or np.abs(quad - centre).max() > peri / 2:
+            continue
+        if not cv2.isContourConvex(quad.astype(np.float32).reshape(-1, 1, 2)):
+            continue
+        if _inside_margin(quad, hull_pts) < -tol:
+            continue
+        qarea = abs(cv2.contourArea(quad.astype(np.float32)))
+        score = _boundary_agreement(quad, pts, tol) * min(1.0, area / max(qarea, 1.0) / 0.92)
+        if score > best_score:
+            best, best_score = quad, score
+    if best is None:
+        return None
+    # Refine once more on the chosen sides.
+    out = _lines_quad([_fit_side(pts, best[i], best[(i + 1) % 4], max(2.0, 0.008 * peri)) for i in range(4)])
+    if out is None or np.abs(out - best).max() > 0.05 * peri:
+        out = best
+    return out.astype(np.float32), _boundary_agreement(out, pts, tol)
+
+
+def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
+    """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
+    h, w = frame.shape[:2]
+    white = whiteness(frame)
+    thr = card_threshold(cv2.resize(white, (w // 4, h // 4), interpolation=cv2.INTER_AREA))
+    mask = cv2.threshold(white, thr, 1, cv2.THRESH_BINARY)[1]
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    found: list[Candidate] = []
+    rejected: list[tuple[np.ndarray, str]] = []
+    min_area = MIN_CARD_SHORT * MIN_CARD_SHORT * 1.2 * MIN_FILL
+    max_area = MAX_CARD_LONG * MAX_CARD_LONG / 1.2
+    for c in contours:
+        area = cv2.contourArea(c)
+        if area < min_area or area > max_area * 1.3:
+            continue
+        # Cheap test first: the rotated bounding box of a card (chips and glare are round).
+        (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+        if min(rw, rh) < MIN_CARD_SHORT * 0.8 or not 1.08 <= max(rw, rh) / max(min(rw, rh), 1) <= 2.0 \
+                or area < 0.6 * rw * rh:
+            rejected.append((np.float32(c.reshape(-1, 2)), "shape"))
+            continue
+        fitted = fit_quad(c)
+        if fitted is None:
+            rejected.append((np.float32(c.reshape(-1, 2)), "not a quadrilateral"))
+            continue
+        quad, agree = fitted
+        quad = _order(quad)
+        sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+        short, long_ = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+        ratio = long_ / max(short, 1e-6)
+        qarea = abs(cv2.contourArea(quad))
+        # The contour runs through the outermost white pixel centres: add half a pixel all round.
+        fill = (area + 0.5 * cv2.arcLength(c, True)) / max(qarea, 1.0)
+        if short < MIN_CARD_SHORT or long_ > MAX_CARD_LONG:
+            rejected.append((quad, "size"))
+            continue
+        if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
+            rejected.append((quad, f"proportions {ratio:.2f}"))
+            continue
+        if agree < MIN_AGREE:
+            rejected.append((quad, f"outline {agree:.2f}"))
+            continue
+        if fill < MIN_FILL or fill > 1.12:
+            rejected.append((quad, f"fill {fill:.2f}"))
+            continue
+        if quad[:, 0].min() < 1 or quad[:, 1].min() < 1 or quad[:, 0].max() > w - 2 or quad[:, 1].max() > h - 2:
+            rejected.append((quad, "out of frame"))
+            continue
+        # Opposite sides of a card seen from above are near parallel and near equal.
+        if min(sides[0], sides[2]) / max(sides[0], sides[2]) < 0.7 or \
+                min(sides[1], sides[3]) / max(sides[1], sides[3]) < 0.7:
+            rejected.append((quad, "not a rectangle"))
+            continue
+        found.append(Candidate(quad, fill, agree, ratio))
+    return found, rejected

@@ -1,0 +1,286 @@
+"""Reading a rectified card: its index corners (rank glyph + suit pip) and its centre pips.
+
+A card is rectified to a canonical portrait (:data:`CW` x :data:`CH`). Standard-index designs
+print the index (rank above suit) in the top-left corner and, turned 180 degrees, the bottom
+right; the two are read separately (:func:`read_corner`), so a hand over one corner leaves the
+other. Segmentation is by connected components of the "ink" (the darkest channel against the
+card's own white, so red and black ink alike), after removing long straight lines (a picture's
+frame, a sliver of felt along a badly fitted edge). The rank is the topmost glyph-sized blob
+(blobs side by side on its line join it: "10"), the suit the next blob under it.
+
+Features (:func:`glyph_features`) are the normalised ink raster plus gradient-orientation
+histograms, and the blob's proportions: nothing specific to one card design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+CW, CH = 160, 224                   # canonical rectified card (portrait, 63 x 88 mm)
+ROI_W, ROI_H = int(0.30 * CW), int(0.40 * CH)
+RANK_SIZE = (16, 24)                # (w, h) of the normalised rank raster
+SUIT_SIZE = (20, 20)
+
+
+def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """The card inside ``quad`` (clockwise, quad[0]->quad[1] a short side) as a CW x CH image."""
+    dst = np.float32([[0, 0], [CW, 0], [CW, CH], [0, CH]])
+    m = cv2.getPerspectiveTransform(np.float32(quad), dst)
+    return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def white_balance(card: np.ndarray) -> np.ndarray:
+    """Per-channel white of the card (a high percentile of its inner part), float32 (3,)."""
+    inner = card[CH // 8: CH - CH // 8: 2, CW // 8: CW - CW // 8: 2].reshape(-1, 3)
+    white = np.percentile(inner, 90, axis=0).astype(np.float32)
+    return np.maximum(white, 20.0)
+
+
+def _lut(white: float) -> np.ndarray:
+    return np.clip(np.arange(256, dtype=np.float32) * (255.0 / white), 0, 255).astype(np.uint8)
+
+
+def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """0 (paper) .. 1 (ink) for a BGR card image; red and black ink alike (darkest channel)."""
+    b, g, r = cv2.split(card)
+    b = cv2.LUT(b, _lut(float(white[0])))
+    g = cv2.LUT(g, _lut(float(white[1])))
+    r = cv2.LUT(r, _lut(float(white[2])))
+    mn = cv2.min(cv2.min(b, g), r)
+    return cv2.subtract(255, mn).astype(np.float32) * np.float32(1.0 / 255.0)
+
+
+def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
+    """Ink-weighted red against the card's white: ~1 for red ink, ~0 for black (nan if no ink)."""
+    norm = card_part.astype(np.float32) * (1.0 / white)
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    red = r - np.maximum(g, b)
+    ink = 1.0 - np.minimum(np.minimum(b, g), r)
+    wsum = float((weight * ink).sum())
+    if wsum < 1.0:
+        return float("nan")
+    return float((weight * red).sum() / wsum)
+
+
+@dataclass
+class Blob:
+    x: int
+    y: int
+    w: int
+    h: int
+    area: int
+
+    @property
+    def x1(self) -> int:
+        return self.x + self.w
+
+    @property
+    def y1(self) -> int:
+        return self.y + self.h
+
+    def union(self, other: Blob) -> Blob:
+        x, y = min(self.x, other.x), min(self.y, other.y)
+        x1, y1 = max(self.x1, other.x1), max(self.y1, other.y1)
+        return Blob(x, y, x1 - x, y1 - y, self.area + other.area)
+
+
+@dataclass
+class CornerReading:
+    """What one index corner gave: the rank and suit rasters (None if not found) and colour."""
+
+    rank_feat: np.ndarray | None
+    suit_feat: np.ndarray | None
+    red: float                      # redness of the index ink (nan if none)
+    rank_box: Blob | None
+    suit_box: Blob | None
+    reason: str = ""
+    extra: dict | None = None
+    clutter: float = 0.0            # ink around the index glyphs (paper on a face: ~0)
+    rank_raster: np.ndarray | None = None
+    suit_raster: np.ndarray | None = None
+
+
+def _binarise(ink: np.ndarray) -> np.ndarray:
+    hi = float(ink.max())
+    if hi < 0.3:
+        return np.zeros(ink.shape, np.uint8)
+    thr = max(0.25, min(0.5, 0.5 * hi))
+    binary = (ink > thr).astype(np.uint8)
+    # Long straight lines are no glyph: a picture's frame, felt along a misfitted edge.
+    h, w = binary.shape
+    vert = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, int(h * 0.42))))
+    horiz = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (int(w * 0.6), 1)))
+    lines = cv2.dilate(vert | horiz, np.ones((3, 3), np.uint8))
+    return binary & (1 - lines)
+
+
+def _blobs(binary: np.ndarray) -> list[Blob]:
+    n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    return [Blob(int(x), int(y), int(w), int(h), int(a)) for x, y, w, h, a in stats[1:] if a >= 6]
+
+
+def find_index(blobs: list[Blob], roi_w: int, roi_h: int) -> tuple[Blob | None, Blob | None, str]:
+    """The rank and suit blobs of an index corner, from its ink blobs."""
+    min_h, max_h = 0.04 * CH, 0.20 * CH
+    # A blob in the very corner is the card's edge or the felt beyond it, not a glyph.
+    blobs = [b for b in blobs if b.x > 0 or b.y > 0]
+    cands = [b for b in blobs if min_h <= b.h <= max_h and b.w <= 0.2 * CW and b.y < 0.22 * CH
+             and b.x < 0.2 * CW and b.area >= 0.25 * b.h]  # fmt: skip
+    if not cands:
+        return None, None, "no rank glyph"
+    first = min(cands, key=lambda b: b.y)
+    rank = first
+    # Join the blobs on the same line beside it ("10", a glyph broken by blur).
+    for b in sorted(blobs, key=lambda b: abs(b.x - first.x)):
+        if b is first:
+            continue
+        overlap = min(rank.y1, b.y1) - max(rank.y, b.y)
+        gap = max(b.x - rank.x1, rank.x - b.x1)
+        if overlap >= 0.5 * min(b.h, rank.h) and gap <= 0.45 * rank.h and b.h >= 0.3 * rank.h \
+                and rank.union(b).w <= 0.2 * CW:
+            rank = rank.union(b)
+    # The suit: the first blob under the rank, in its column.
+    below = [b for b in blobs
+             if b.y >= rank.y1 - 0.15 * rank.h and b.y <= rank.y1 + 0.9 * rank.h
+             and abs((b.x + b.x1) / 2 - (rank.x + rank.x1) / 2) <= 0.6 * max(rank.w, b.w)
+             and b.h >= 0.25 * rank.h and b.h <= 1.4 * rank.h and b.w <= 0.2 * CW]  # fmt: skip
+    if not below:
+        return rank, None, "no suit pip"
+    suit = min(below, key=lambda b: b.y)
+    for b in below:
+        if b is not suit and b.y < suit.y1 and b.y1 <= suit.y1 + 0.4 * suit.h and \
+                min(suit.x1, b.x1) - max(suit.x, b.x) > -2:
+            suit = suit.union(b)
+    return rank, suit, ""
+
+
+def _raster(ink: np.ndarray, box: Blob, size: tuple[int, int]) -> np.ndarray:
+    pad = 1
+    y0, y1 = max(box.y - pad, 0), min(box.y1 + pad, ink.shape[0])
+    x0, x1 = max(box.x - pad, 0), min(box.x1 + pad, ink.shape[1])
+    crop = ink[y0:y1, x0:x1]
+    out = cv2.resize(crop, size, interpolation=cv2.INTER_AREA if crop.shape[0] > size[1] else cv2.INTER_LINEAR)
+    hi = float(out.max())
+    return out / hi if hi > 1e-3 else out
+
+
+def _hog(img: np.ndarray, cell: int) -> np.ndarray:
+    gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
+    mag = np.sqrt(gx * gx + gy * gy)
+    ang = (np.arctan2(gy, gx) + np.pi) * (8 / (2 * np.pi))
+    b0 = np.floor(ang).astype(np.int32) % 8
+    frac = ang - np.floor(ang)
+    h, w = img.shape
+    ch, cw = h // cell, w // cell
+    cy = (np.arange(h) // cell).clip(max=ch - 1)
+    cx = (np.arange(w) // cell).clip(max=cw - 1)
+    cell_idx = ((cy[:, None] * cw + cx[None, :]) * 8).reshape(-1)
+    b0 = b0.reshape(-1)
+    frac = frac.reshape(-1)
+    mag = mag.reshape(-1)
+    hist = np.bincount(cell_idx + b0, mag * (1 - frac), minlength=ch * cw * 8)
+    hist += np.bincount(cell_idx + (b0 + 1) % 8, mag * frac, minlength=ch * cw * 8)
+    hist = hist.astype(np.float32)
+    hist = hist.reshape(-1)
+    return hist / (np.linalg.norm(hist) + 1e-6)
+
+
+def glyph_features(raster: np.ndarray, box: Blob, cell: int) -> np.ndarray:
+    """The feature vector of one normalised glyph raster (float32)."""
+    geo = np.array([box.w / max(box.h, 1), box.h / CH * 10.0], np.float32)
+    return np.concatenate([raster.reshape(-1) - 0.5, 2.0 * _hog(raster, cell), geo]).astype(np.float32)
+
+
+def glyph_features_batch(rasters: list[np.ndarray], boxes: list[Blob], cell: int) -> np.ndarray:
+    """:func:`glyph_features` of many same-size rasters at once (identical values, faster)."""
+    if not rasters:
+        return np.zeros((0, 0), np.float32)
+    x = np.stack(rasters).astype(np.float32)                     # (n, h, w)
+    n, h, w = x.shape
+    pad = np.pad(x, ((0, 0), (1, 1), (1, 1)), mode="reflect")    # OpenCV's BORDER_REFLECT_101
+    # Sobel 3x3: derivative [-1, 0, 1] across, smoothing [1, 2, 1] along.
+    dx = pad[:, :, 2:] - pad[:, :, :-2]
+    gx = dx[:, :-2, :] + 2 * dx[:, 1:-1, :] + dx[:, 2:, :]
+    dy = pad[:, 2:, :] - pad[:, :-2, :]
+    gy = dy[:, :, :-2] + 2 * dy[:, :, 1:-1] + dy[:, :, 2:]
+    mag = np.sqrt(gx * gx + gy * gy)
+    ang = (np.arctan2(gy, gx) + np.pi) * (8 / (2 * np.pi))
+    fl = np.floor(ang)
+    b0 = fl.astype(np.int64) % 8
+    frac = ang - fl
+    ch, cw = h // cell, w // cell
+    cy = (np.arange(h) // cell).clip(max=ch - 1)
+    cx = (np.arange(w) // cell).clip(max=cw - 1)
+    cell_idx = ((cy[:, None] * cw + cx[None, :]) * 8)[None, :, :] + (np.arange(n) * ch * cw * 8)[:, None, None]
+    size = n * ch * cw * 8
+    hist = np.bincount((cell_idx + b0).reshape(-1), (mag * (1 - frac)).reshape(-1), minlength=size)
+    hist += np.bincount((cell_idx + (b0 + 1) % 8).reshape(-1), (mag * frac).reshape(-1), minlength=size)
+    hist = hist.reshape(n, -1).astype(np.float32)
+    hist /= np.linalg.norm(hist, axis=1, keepdims=True) + 1e-6
+    geo = np.array([[b.w / max(b.h, 1), b.h / CH * 10.0] for b in boxes], np.float32)
+    return np.concatenate([x.reshape(n, -1) - 0.5, 2.0 * hist, geo], axis=1).astype(np.float32)
+
+
+RANK_DIM = RANK_SIZE[0] * RANK_SIZE[1] + (RANK_SIZE[0] // 4) * (RANK_SIZE[1] // 4) * 8 + 2
+SUIT_DIM = SUIT_SIZE[0] * SUIT_SIZE[1] + (SUIT_SIZE[0] // 4) * (SUIT_SIZE[1] // 4) * 8 + 2
+
+
+def corner_roi(card: np.ndarray, ink: np.ndarray, corner: int) -> tuple[np.ndarray, np.ndarray]:
+    """The BGR part and ink of index corner ``corner`` turned to read like the top left.
+
+    0 = top left, 2 = bottom right (turned half round), 1 = top right and 3 = bottom left
+    (mirrored: what a standard design leaves empty of an index; used as negatives).
+    """
+    if corner == 0:
+        part, inkp = card[:ROI_H, :ROI_W], ink[:ROI_H, :ROI_W]
+    elif corner == 2:
+        part, inkp = card[CH - ROI_H:, CW - ROI_W:][::-1, ::-1], ink[CH - ROI_H:, CW - ROI_W:][::-1, ::-1]
+    elif corner == 1:
+        part, inkp = card[:ROI_H, CW - ROI_W:][:, ::-1], ink[:ROI_H, CW - ROI_W:][:, ::-1]
+    else:
+        part, inkp = card[CH - ROI_H:, :ROI_W][::-1], ink[CH - ROI_H:, :ROI_W][::-1]
+    return np.ascontiguousarray(part), np.ascontiguousarray(inkp)
+
+
+def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: int,
+                extras: bool = False, features: bool = True) -> CornerReading:  # fmt: skip
+    """Read index corner ``corner`` (see :func:`corner_roi`).
+
+    ``extras`` also gives the rank blob rastered as a suit and the suit blob as a rank (in
+    ``.extra``), the negatives that teach each classifier to refuse the other's glyph.
+    """
+    part, inkp = corner_roi(card, ink, corner)
+    binary = _binarise(inkp)
+    rank, suit, reason = find_index(_blobs(binary), ROI_W, ROI_H)
+    if rank is None:
+        return CornerReading(None, None, float("nan"), None, None, reason)
+    rank_raster = _raster(inkp, rank, RANK_SIZE)
+    rank_feat = glyph_features(rank_raster, rank, 4) if features else None
+    weight = np.zeros(inkp.shape, np.float32)
+    weight[rank.y:rank.y1, rank.x:rank.x1] = binary[rank.y:rank.y1, rank.x:rank.x1]
+    suit_feat = suit_raster = None
+    if suit is not None:
+        suit_raster = _raster(inkp, suit, SUIT_SIZE)
+        suit_feat = glyph_features(suit_raster, suit, 4) if features else None
+        weight[suit.y:suit.y1, suit.x:suit.x1] = binary[suit.y:suit.y1, suit.x:suit.x1]
+    red = redness(part, white, weight)
+    # Paper around the index: ink in the index's box outside the rank and suit blobs (a back's
+    # pattern, a picture running into the corner) means these are no index glyphs.
+    box = rank if suit is None else rank.union(suit)
+    y0, y1 = max(box.y - 2, 0), min(box.y1 + 2, binary.shape[0])
+    x0, x1 = max(box.x - 2, 0), min(box.x1 + 2, binary.shape[1])
+    around = binary[y0:y1, x0:x1].copy()
+    for b in (rank, suit):
+        if b is not None:
+            around[b.y - y0:b.y1 - y0, b.x - x0:b.x1 - x0] = 0
+    clutter = float(around.mean())
+    out = CornerReading(rank_feat, suit_feat, red, rank, suit, reason, clutter=clutter,
+                        rank_raster=rank_raster, suit_raster=suit_raster)
+    if extras:
+        out.extra = {"rank_as_suit": glyph_features(_raster(inkp, rank, SUIT_SIZE), rank, 4),
+                     "suit_as_rank": None if suit is None else glyph_features(_raster(inkp, suit, RANK_SIZE), suit, 4)}
+    return out

@@ -1,0 +1,1 @@
+"""The shipped glyph models (JSON, written by ``python -m shoe_daemon.vision.train``)."""

@@ -1,0 +1,135 @@
+"""The centre of a rectified card: how many pips, or a picture (J Q K).
+
+Standard designs lay out 1 to 10 pips of one size in the centre, or a framed picture on the face
+cards. The count is an evidence of the rank independent of the index (and the pips, upright in
+the top half and turned in the bottom half, are more samples of the suit), so a misread index
+glyph that the pips contradict is never reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from shoe_daemon.vision.index import CH, CW, Blob
+
+X0, X1 = int(0.1 * CW), int(0.9 * CW)
+Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
+# Pips in the middle column and in the two side columns, by count (French-suited layouts).
+LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
+
+
+@dataclass
+class PipReading:
+    kind: str                        # "pips", "picture" or "unclear"
+    count: int = 0
+    pips: list[Blob] = field(default_factory=list)   # in card coordinates
+    centre_ink: float = 0.0
+    reason: str = ""
+
+
+def colourful(card: np.ndarray, white: np.ndarray) -> float:
+    """Share of the centre in ink that is neither black/grey nor red (gold, blue, green...)."""
+    # The middle of the card only: a misfitted edge lets felt (coloured) into the outer parts.
+    part = card[int(0.2 * CH):int(0.8 * CH):2, int(0.25 * CW):int(0.75 * CW):2].astype(np.float32) * (1.0 / white)
+    b, g, r = part[..., 0], part[..., 1], part[..., 2]
+    mx = np.maximum(np.maximum(b, g), r)
+    mn = np.minimum(np.minimum(b, g), r)
+    sat = mx - mn
+    # Red ink, however the light shifts it towards pink or orange: hue within 30 degrees of red.
+    hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
+    red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
+    return float(((sat > 0.25) & ~red).mean())
+
+
+def back_texture(ink: np.ndarray) -> str | None:
+    """Why the card looks like a back (a fine pattern, or solid ink all over), or None.
+
+    Faces are paper with sparse ink: even a court card's picture leaves some ninth of the inner
+    area with an edge density under ~0.35 and the ink under ~0.7; a back's lattice or solid colour
+    does not.
+    """
+    inner = ink[int(0.1 * CH): int(0.9 * CH), int(0.1 * CW): int(0.9 * CW)]
+    dense = float((inner > 0.4).mean())
+    if dense > 0.85:
+        return f"card back (ink all over: {dense:.2f})"
+    gx = cv2.Sobel(inner, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(inner, cv2.CV_32F, 0, 1)
+    edges = cv2.magnitude(gx, gy) > 0.8
+    # A back's pattern is everywhere; a face has plain paper somewhere (around the index, the pips,
+    # the picture's margin): the least busy ninth of the inner area tells them apart.
+    h, w = edges.shape
+    least = min(float(edges[i * h // 3:(i + 1) * h // 3, j * w // 3:(j + 1) * w // 3].mean())
+                for i in range(3) for j in range(3))  # fmt: skip
+    if least > 0.42:
+        return f"card back (fine pattern everywhere: edge density >= {least:.2f})"
+    return None
+
+
+def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray | None = None) -> PipReading:
+    region = ink[Y0:Y1, X0:X1]
+    h, w = region.shape
+    binary = (region > 0.4).astype(np.uint8)
+    # The middle third (across and along): pictures fill it, pips leave it mostly paper.
+    mid = binary[h // 3: 2 * h // 3, w // 4: 3 * w // 4]
+    centre_ink = float(mid.mean())
+    n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    # Blobs centred near the long sides are the index's (or a misfit edge), not pips.
+    blobs = [Blob(int(x) + X0, int(y) + Y0, int(bw), int(bh), int(a)) for x, y, bw, bh, a in stats[1:]
+             if a >= 20 and 0.15 * CW <= x + X0 + bw / 2 <= 0.85 * CW]
+    if not blobs:
+        return PipReading("unclear", centre_ink=centre_ink, reason="no ink in the centre")
+    biggest = max(blobs, key=lambda b: b.area)
+    colour = colourful(card, white) if card is not None and white is not None else 0.0
+    # Court pictures are printed in several inks (gold, blue...): a large blob in red or black
+    # alone is pips run together by blur, not a picture.
+    if colour > 0.08:
+        return PipReading("picture", centre_ink=centre_ink, reason=f"colour {colour:.2f}")
+    if biggest.w > 0.45 * w and biggest.h > 0.3 * h:
+        return PipReading("unclear", centre_ink=centre_ink, reason="a large blob in one ink (pips run together?)")
+    big = [b for b in blobs if b.area >= 0.45 * biggest.area]
+    # A pip is compact: a long thin blob is a frame line or an edge.
+    if any(not 0.45 <= b.w / max(b.h, 1) <= 2.2 for b in big):
+        return PipReading("unclear", len(big), big, centre_ink, reason="blobs that are no pips")
+    if len(big) == 1:
+        b = big[0]
+        cx, cy = (b.x + b.x1) / 2, (b.y + b.y1) / 2
+        if abs(cx - CW / 2) < 0.12 * CW and abs(cy - CH / 2) < 0.12 * CH:
+            return PipReading("pips", 1, big, centre_ink)
+        return PipReading("unclear", centre_ink=centre_ink, reason="one pip off centre")
+    areas = np.array([b.area for b in big], np.float32)
+    hs = np.array([b.h for b in big], np.float32)
+    ws = np.array([b.w for b in big], np.float32)
+    if len(big) > 10 or areas.std() / areas.mean() > 0.3 or hs.std() / hs.mean() > 0.2 or ws.std() / ws.mean() > 0.2:
+        return PipReading("unclear", len(big), big, centre_ink, reason="pips of different sizes")
+    # Smaller blobs of some size that are not pips: merged or broken pips make the count unsure.
+    odd = [b for b in blobs if 0.12 * biggest.area <= b.area < 0.45 * biggest.area]
+    if odd:
+        return PipReading("unclear", len(big), big, centre_ink, reason="broken or merged pips")
+    # The standard layouts: so many pips in the middle column, so many in each side column.
+    cx = np.array([(b.x + b.x1) / 2 for b in big], np.float32)
+    mid = int((np.abs(cx - CW / 2) < 0.09 * CW).sum())
+    left = int((cx < CW / 2 - 0.09 * CW).sum())
+    right = len(big) - mid - left
+    if LAYOUTS.get(len(big)) != (mid, left + right) or left != right:
+        return PipReading("unclear", len(big), big, centre_ink, reason="pips not in a standard layout")
+    # Standard layouts are symmetric under a half turn: so are the pip centres.
+    cs = np.array([[(b.x + b.x1) / 2, (b.y + b.y1) / 2] for b in big], np.float32)
+    turned = np.array([CW, CH], np.float32) - cs
+    d = np.sqrt(((turned[:, None, :] - cs[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    if len(big) not in (3, 5, 7, 9) and d.max() > 1.0 * hs.mean():
+        return PipReading("unclear", len(big), big, centre_ink, reason="pips not symmetric")
+    return PipReading("pips", len(big), big, centre_ink)
+
+
+def pip_raster(ink: np.ndarray, b: Blob, size: tuple[int, int]) -> tuple[np.ndarray, bool]:
+    """The ink raster of one pip, turned upright if it sits in the card's bottom half."""
+    crop = ink[max(b.y - 1, 0): b.y1 + 1, max(b.x - 1, 0): b.x1 + 1]
+    turned = (b.y + b.y1) / 2 > 0.56 * CH
+    if turned:
+        crop = crop[::-1, ::-1]
+    out = cv2.resize(np.ascontiguousarray(crop), size, interpolation=cv2.INTER_AREA)
+    hi = float(out.max())
+    return (out / hi if hi > 1e-3 else out), turned

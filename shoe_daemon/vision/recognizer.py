@@ -1,0 +1,337 @@
+"""Card recognition in one overhead frame: ``Recognizer(config).recognize(frame_bgr)``.
+
+Per card found on the felt (:mod:`shoe_daemon.vision.detect`) the card is rectified and three
+independent readings are made (:mod:`shoe_daemon.vision.index`, :mod:`shoe_daemon.vision.pips`):
+
+* the top-left index (rank glyph + suit pip), classified by small MLPs trained on glyphs
+  printed in many fonts (never whole faces), each with a "not a glyph" class;
+* the bottom-right index, turned upright: the same again, from other pixels;
+* the centre: the pip count (1-10) or a picture (J Q K), and each pip's suit; and the
+  colour (red / black) of the ink.
+
+They are combined as independent evidence (a product of probabilities) into a posterior over
+the 13 ranks and one over the 4 suits. A card is reported ``ok`` when the posterior of its exact
+identity clears a high threshold, ``partial`` (card null, value given) when only the baccarat
+value does (e.g. a K, Q, J or 10 whose rank glyph is hidden: all four count 0), and
+``unknown`` otherwise; the confidence is calibrated (empirical probability of being right, fitted
+on held-out synthetic frames). A white quadrilateral with no readable index in either corner
+(a card back, a chip's label, a face hidden by hands) is not reported: no card is ever made up.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
+
+STATUSES = ("ok", "partial", "unknown")
+RANK_OF_COUNT = {1: "A", **{n: str(n) for n in range(2, 10)}, 10: "T"}
+VALUES = np.array([RANK_VALUES[r] for r in RANKS])
+MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it is not an index
+MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
+
+
+@dataclass
+class CardResult:
+    """One card seen face up. ``quad`` is clockwise from an end of a short side, in image pixels."""
+
+    card: str | None
+    value: int | None
+    status: str
+    confidence: float
+    quad: list[list[float]]
+    zone: str | None
+    reason: str = ""
+    # The posteriors behind the decision (for the fuser; not in the JSON).
+    rank_probs: np.ndarray | None = field(default=None, repr=False)
+    suit_probs: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        q = np.asarray(self.quad)
+        return float(q[:, 0].mean()), float(q[:, 1].mean())
+
+    @property
+    def width(self) -> float:
+        q = np.asarray(self.quad)
+        return float(min(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[1])))
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"card": self.card, "value": self.value, "status": self.status,
+                             "confidence": round(float(self.confidence), 4), "quad": self.quad,
+                             "zone": self.zone}  # fmt: skip
+        if self.reason:
+            d["reason"] = self.reason
+        return d
+
+
+@dataclass
+class FrameResult:
+    cards: list[CardResult]
+    elapsed_ms: float
+    # White card-shaped things not reported (card backs, unreadable faces): [(quad, reason)].
+    rejected: list[tuple[list[list[float]], str]] = field(default_factory=list)
+    size: tuple[int, int] = (0, 0)     # (width, height)
+
+    def to_json(self, image: str | None = None) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        if image is not None:
+            d["image"] = image
+        d["cards"] = [c.to_json() for c in self.cards]
+        d["elapsed_ms"] = round(self.elapsed_ms, 2)
+        return d
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    ok: float = 0.985          # raw posterior of the exact card for "ok"
+    partial: float = 0.985     # raw posterior of the value for "partial"
+    corner_reject: float = 0.5  # a corner whose "not a glyph" probability is above this is ignored
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    if hasattr(obj, key):
+        return getattr(obj, key)
+    extra = getattr(obj, "model_extra", None) or {}
+    return extra.get(key, default)
+
+
+def _quad_area(q: np.ndarray) -> float:
+    d1, d2 = q[2] - q[0], q[3] - q[1]
+    return abs(float(d1[0] * d2[1] - d1[1] * d2[0])) / 2
+
+
+def _calibrate(table: list[list[float]] | None, raw: float) -> float:
+    """Piecewise-linear map raw score -> probability of being right (identity if no table)."""
+    if not table:
+        return raw
+    xs = [p[0] for p in table]
+    ys = [p[1] for p in table]
+    return float(np.interp(raw, xs, ys))
+
+
+class Recognizer:
+    """Reads every face-up card in a BGR frame. Thread-compatible: one instance per thread.
+
+    ``config`` is the daemon's :class:`~shoe_daemon.config.Config`, its ``camera`` section, or a
+    dict like it: ``zones`` ([{name, polygon}]) and optionally ``recognizer`` = {``model``: path,
+    ``ok_threshold``, ``partial_threshold``}.
+    """
+
+    def __init__(self, config: Any = None, *, zones: list[Zone] | None = None, model_path: str | None = None,
+                 thresholds: Thresholds | None = None):  # fmt: skip
+        import cv2  # noqa: F401  (fail here, not in the first frame, when OpenCV is missing)
+
+        from shoe_daemon.vision.model import load_models
+
+        if isinstance(config, dict):
+            camera = config.get("camera", config)
+        elif config is not None and hasattr(config, "camera"):
+            camera = config.camera
+        else:
+            camera = config
+        self.zones = zones if zones is not None else parse_zones(_get(camera, "zones", []) or [])
+        opts = _get(camera, "recognizer", {}) or {}
+        model_path = model_path or opts.get("model")
+        self.models = load_models(str(model_path) if model_path else None)
+        t = thresholds or Thresholds()
+        self.thresholds = Thresholds(ok=float(opts.get("ok_threshold", t.ok)),
+                                     partial=float(opts.get("partial_threshold", t.partial)),
+                                     corner_reject=t.corner_reject)  # fmt: skip
+
+    # ------------------------------------------------------------------ the frame
+
+    def recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None = None) -> FrameResult:
+        from shoe_daemon.vision import detect, index, pips
+
+        t0 = time.perf_counter()
+        if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
+            raise ValueError("expected a BGR image (height x width x 3)")
+        zones = self.zones if zones is None else zones
+        cands, shapes = detect.find_cards(frame_bgr)
+        rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame"]
+        # Every card on the table has one size (perspective aside): a much larger "card" among
+        # three or more is two cards touching, side by side.
+        if len(cands) >= 3:
+            sizes = np.array([math.sqrt(_quad_area(c.quad)) for c in cands])
+            med = float(np.median(sizes))
+            keep = []
+            for c, sz in zip(cands, sizes, strict=True):
+                if sz > MAX_SIZE_RATIO * med:
+                    rejected.append((np.round(c.quad, 1).tolist(), f"too large for a card here ({sz / med:.2f}x)"))
+                else:
+                    keep.append(c)
+            cands = keep
+        per_card = []
+        rank_r, rank_b, suit_r, suit_b = [], [], [], []   # rasters and blobs, classified in one batch
+        for cand in cands:
+            card = index.rectify(frame_bgr, cand.quad)
+            white = index.white_balance(card)
+            ink = index.ink_map(card, white)
+            back = pips.back_texture(ink)
+            if back is not None:
+                rejected.append((np.round(cand.quad, 1).tolist(), back))
+                continue
+            corners = [index.read_corner(card, ink, white, c, features=False) for c in (0, 2)]
+            pip = pips.read_pips(ink, card, white)
+            slots = {"rank": [], "suit": [], "pip": []}
+            for r in corners:
+                if r.rank_raster is not None:
+                    slots["rank"].append(len(rank_r))
+                    rank_r.append(r.rank_raster)
+                    rank_b.append(r.rank_box)
+                else:
+                    slots["rank"].append(None)
+                if r.suit_raster is not None:
+                    slots["suit"].append(len(suit_r))
+                    suit_r.append(r.suit_raster)
+                    suit_b.append(r.suit_box)
+                else:
+                    slots["suit"].append(None)
+            if pip.kind == "pips":
+                for b in pip.pips[:4]:
+                    raster, _ = pips.pip_raster(ink, b, index.SUIT_SIZE)
+                    slots["pip"].append(len(suit_r))
+                    suit_r.append(raster)
+                    suit_b.append(b)
+            per_card.append((cand, corners, pip, slots, ink))
+        rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else np.zeros((0, 14))
+        sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else np.zeros((0, 5))
+        results = []
+        for cand, corners, pip, slots, _ink in per_card:
+            res = self._decide(cand, corners, pip, slots, rp, sp, zones)
+            if isinstance(res, str):
+                rejected.append((np.round(cand.quad, 1).tolist(), res))
+            else:
+                results.append(res)
+        # Reading order: by zone, then left to right.
+        results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
+        h, w = frame_bgr.shape[:2]
+        return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h))
+
+    # ------------------------------------------------------------------ one card
+
+    def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
+        th = self.thresholds
+        ranks, suits, reds, reasons = [], [], [], []
+        full_index = False
+        for k, r in enumerate(corners):
+            name = "top-left" if k == 0 else "bottom-right"
+            i = slots["rank"][k]
+            if i is None:
+                reasons.append(f"{name} index: {r.reason}")
+                continue
+            p = rp[i]
+            if p[13] > th.corner_reject:
+                reasons.append(f"{name} index: not a rank glyph")
+                continue
+            if r.clutter > MAX_CLUTTER:
+                reasons.append(f"{name} index: ink all around the glyphs (pattern, not an index)")
+                continue
+            ranks.append(p[:13] / max(1e-9, 1.0 - p[13]))
+            j = slots["suit"][k]
+            if j is None:
+                reasons.append(f"{name} index: {r.reason or 'no suit pip'}")
+            elif sp[j][4] <= th.corner_reject:
+                suits.append(sp[j][:4] / max(1e-9, 1.0 - sp[j][4]))
+                full_index = True
+            else:
+                reasons.append(f"{name} index: suit pip not recognised")
+            if not math.isnan(r.red):
+                reds.append(r.red)
+        quad = np.round(cand.quad, 1).tolist()
+        if not ranks:
+            return "no readable index: " + "; ".join(reasons)
+        zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
+        cal = self.models.calibration
+        # The centre is independent evidence: pip count or picture.
+        support = None
+        if pip.kind == "pips":
+            support = {RANKS.index(RANK_OF_COUNT[pip.count])}
+        elif pip.kind == "picture":
+            support = {RANKS.index(r) for r in "JQK"}
+        # When the corners disagree and the centre contradicts one of them, that one is misread
+        # (a blurred or half-hidden glyph): the other corner, which the centre confirms, stands.
+        if len(ranks) == 2 and support is not None:
+            keep = [q for q in ranks if int(q.argmax()) in support]
+            if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
+                dropped = [RANKS[int(q.argmax())] for q in ranks if int(q.argmax()) not in support]
+                reasons.append(f"one index corner read {dropped[0]}, against the centre: ignored")
+                ranks = keep
+        # The two corners show the same glyph (same design, same light): their errors go together,
+        # so they are averaged, not multiplied; each must agree with the other to be believed.
+        idx_rank = np.mean(ranks, axis=0)
+        idx_rank /= idx_rank.sum()
+        picks = {int(q.argmax()) for q in ranks}
+        agree = len(picks) == 1
+        if not agree:
+            reasons.append("the two index corners read " + " and ".join(sorted(RANKS[i] for i in picks)))
+        lik = np.ones(13)
+        if support is not None:
+            lik = np.full(13, 0.05)
+            lik[list(support)] = 1.0
+        rank_post = idx_rank * lik
+        rank_post /= rank_post.sum()
+        r_best = int(rank_post.argmax())
+        veto = support is not None and int(idx_rank.argmax()) not in support
+        if veto:
+            what = f"{pip.count} pips" if pip.kind == "pips" else "a picture"
+            reasons.append(f"the index reads {RANKS[int(idx_rank.argmax())]}, the centre shows {what}")
+        # Is it a face-up card at all? A whole index (rank and suit) in a corner, or a rank glyph that
+        # the centre confirms. A glyph-like blob on a card back alone is not enough.
+        # With the centre unclear, a whole index and the other corner reading alike.
+        confirmed = support is not None and any(int(q.argmax()) in support for q in ranks)
+        if not confirmed and not (full_index and len(ranks) == 2 and agree):
+            return "not sure it is a face-up card (no index the centre confirms): " + "; ".join(reasons)
+        # Suit: index pips, centre pips, and the ink's colour.
+        log_suit = np.zeros(4)
+        if suits:
+            log_suit += np.log(0.01 + np.mean(suits, axis=0))
+        pip_q = [sp[i][:4] / max(1e-9, 1 - sp[i][4]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
+        if pip_q:
+            log_suit += np.log(0.01 + np.mean(pip_q, axis=0))
+        if reds:
+            red = float(np.mean(reds))
+            p_red = 1.0 / (1.0 + math.exp(-(red - 0.3) / 0.05))
+            log_suit += np.log(0.002 + np.array([1 - p_red, p_red, p_red, 1 - p_red]))   # S H D C
+        suit_post = np.exp(log_suit - log_suit.max())
+        suit_post /= suit_post.sum()
+        s_best = int(suit_post.argmax())
+        value_post = np.bincount(VALUES, weights=rank_post, minlength=10)
+        v_best = int(value_post.argmax())
+        p_value = float(value_post[v_best])
+        p_card = float(rank_post[r_best] * suit_post[s_best])
+        code = RANKS[r_best] + SUITS[s_best]
+        # Every reading that was made must agree on the value for any answer at all.
+        seen_values = {RANK_VALUES[RANKS[i]] for i in picks}
+        if support is not None:
+            seen_values |= {RANK_VALUES[RANKS[i]] for i in support} if pip.kind == "pips" else {0}
+        value_agreed = len(seen_values) == 1
+        # Any answer needs the centre's support: the index corners share the design's glyphs, and a
+        # classifier's error on an unseen design repeats in both (a "3" read "5" twice).
+        corroborated = support is not None and not veto
+        if agree and not veto and corroborated and p_card >= th.ok:
+            return CardResult(code, RANK_VALUES[RANKS[r_best]], "ok", _calibrate(cal.get("card"), p_card), quad, zone,
+                              "", rank_post, suit_post)  # fmt: skip
+        if value_agreed and p_value >= th.partial and (corroborated or veto):
+            if agree and not veto and rank_post[r_best] >= th.ok:
+                why = f"rank {RANKS[r_best]} sure, suit not"
+            else:
+                why = f"value {v_best} sure, exact rank not"
+            return CardResult(None, v_best, "partial", _calibrate(cal.get("value"), p_value), quad, zone,
+                              "; ".join([why] + reasons), rank_post, suit_post)  # fmt: skip
+        if support is None:
+            reasons.append(f"centre: {pip.reason or 'unclear'}")
+        why = f"unsure: best guess {code} ({p_card:.2f}), value {v_best} ({p_value:.2f})"
+        return CardResult(None, None, "unknown", _calibrate(cal.get("unknown"), p_value), quad, zone,
+                          "; ".join([why] + reasons), rank_post, suit_post)  # fmt: skip
