@@ -64,8 +64,12 @@ class CameraCrossCheck:
         if position < dealt:
             self._camera_compare(coup_id, side, position, out, event)
             return
-        awaited = (self._unread or self._shoe_link() == "down") and position == dealt \
-            and coup_id == next_coup_id(snap)
+        expected = snap.next_side.value if snap.next_side is not None else ("punto" if finished(snap) else None)
+        # An unread card is the one the tableau wants next: a reading in the other box is a later
+        # card the shoe did read (queued behind it). With the link down the camera is the only
+        # reader, so a card in the wrong box is dealt there and the engine flags it.
+        awaited = position == dealt and coup_id == next_coup_id(snap) and (
+            (self._unread and side == expected) or (not self._unread and self._shoe_link() == "down"))
         if not awaited:
             return  # ahead of the shoe: checked when the shoe's reading comes
         if ok:

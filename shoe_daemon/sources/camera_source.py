@@ -62,7 +62,8 @@ class CameraSource:
         from shoe_daemon.vision.frames import describe
 
         recognizer = self._recognizer or Recognizer(self.cfg)
-        fuser = self._fuser or CardFuser()
+        # [camera] fuser = {settle_frames, min_votes, max_frames, ...}: how long a card must rest.
+        fuser = self._fuser or CardFuser(**dict(self._option("fuser", {}) or {}))
         source = self._option("source")
         fps = self._option("fps")
         live = describe(source) in ("camera", "stream")
