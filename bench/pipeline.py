@@ -293,7 +293,10 @@ def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocke
 def main() -> dict[str, object]:
     base = os.environ.get("BENCH_DIR") or None
     workdir = Path(tempfile.mkdtemp(prefix="bench-pipeline-", dir=base))
-    broker = MosquittoServer().start()
+    # No limit on the messages Mosquitto queues for a subscriber (default 1000): at full speed the daemon
+    # publishes faster than this process's Python subscriber takes them, and what the broker dropped
+    # would never arrive (the throughput run would time out waiting for the last result).
+    broker = MosquittoServer(extra_conf=["max_queued_messages 0"]).start()
     notify = NotifySocket()
     results: dict[str, object] = {}
     try:

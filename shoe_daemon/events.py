@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from shoe_daemon.outputs import parse_json
+
 
 class Kind(StrEnum):
     # Cards, from the shoe, the camera or a person.
@@ -53,6 +55,8 @@ class Event:
 
     def to_json(self) -> str:
         """Canonical JSON: the same event always gives the same bytes."""
+        # json, not outputs.canonical_json: that writes NaN as null, and a journaled event must
+        # replay to the event the core saw.
         return json.dumps(
             {"t": self.t, "kind": self.kind.value, "source": self.source, "data": self.data},
             sort_keys=True,
@@ -62,5 +66,5 @@ class Event:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Event:
-        obj = json.loads(text)
+        obj = parse_json(text)
         return cls(t=float(obj["t"]), kind=Kind(obj["kind"]), source=str(obj["source"]), data=dict(obj["data"]))

@@ -8,12 +8,51 @@ canonical JSON, so a replayed fixture yields the same bytes as the live run.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
+try:  # about 10x faster; optional: the bytes are the same without it
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _orjson = None
+
+
+def _json_canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
 
 def canonical_json(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """Sorted keys, no spaces, UTF-8: always the bytes of ``json.dumps(obj, sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False)``, so a replay gives the same bytes with or without
+    orjson. orjson writes strings, ints and almost every float as json does; it writes floats below
+    1e-4 otherwise (``1e-5`` as ``0.00001``, ``2.5e-07`` as ``2.5e-7``), and such output always holds
+    ``e-`` or ``0.0000``: then (and for what orjson refuses: non-str keys, ints past 64 bits) json
+    writes it. (NaN and infinities, which no payload holds, are the exception: json writes them as
+    invalid JSON, orjson as null.)"""
+    if _orjson is not None:
+        try:
+            out = _orjson.dumps(obj, option=_orjson.OPT_SORT_KEYS)
+        except (TypeError, _orjson.JSONEncodeError):
+            return _json_canonical(obj)
+        if b"e-" not in out and b"0.0000" not in out:
+            return out
+    return _json_canonical(obj)
+
+
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads(text)``, by orjson when it can: the same values. orjson refuses NaN and
+    infinities, and reads an integer past 64 bits as a float: json parses what it refuses, and any
+    text with a run of 19 digits (no 64-bit trouble below that)."""
+    if _orjson is not None and not _LONG_DIGITS.search(text if isinstance(text, str) else text.decode()):
+        try:
+            return _orjson.loads(text)
+        except _orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 @dataclass(frozen=True, slots=True)

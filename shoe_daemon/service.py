@@ -26,6 +26,24 @@ EXIT_JOURNAL_CORRUPT = 3
 BATCH_MAX = 256          # events journaled in one transaction (group commit)
 WATCHDOG_STALL = 10.0    # s without progress from the reader before pings stop
 RESUME_SCAN = 200        # journaled events searched for the shoe link's resume point
+BACKLOG_MAX = 2000       # messages waiting for a connected broker before a source thread is held back
+BACKLOG_WAIT = 0.5       # s a source thread is held back at most (its link keeps its own timers)
+
+
+class _Rendered(list):
+    """The core's outputs, each rendered as the core appends it (see Table.handle): the dealt card's
+    message is on its way while the core computes the result, roads, statistics and odds of the
+    coup it ends."""
+
+    __slots__ = ("_render",)
+
+    def __init__(self, render: Callable[[object], None]):
+        super().__init__()
+        self._render = render
+
+    def append(self, out) -> None:
+        super().append(out)
+        self._render(out)
 
 
 class Daemon:
@@ -41,6 +59,7 @@ class Daemon:
         self.publisher = None
         self.broker = None
         self.source = None
+        self.camera = None
         self.listeners: list[Callable[[Publish], None]] = []   # e.g. the API's live stream
         self._queue: asyncio.Queue[list[Event]] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -107,6 +126,13 @@ class Daemon:
             self.publisher.publish(out.topic, out.encode(), out.qos, out.retain)
         self.publisher.start()
 
+    def start_camera(self):
+        """The overhead camera, when configured: a second card source (OpenCV loads only here)."""
+        from shoe_daemon.sources.camera_source import CameraSource
+
+        self.camera = CameraSource(self.config.camera, self._from_thread)
+        self.camera.start()
+
     def start_source(self):
         from shoe_daemon.sources import get_driver
         from shoe_daemon.sources.serial_source import SerialSource
@@ -143,6 +169,23 @@ class Daemon:
     # -- the loop ---------------------------------------------------------------------
     def _from_thread(self, events: list[Event]) -> None:
         self._loop.call_soon_threadsafe(self._queue.put_nowait, events)
+        self._hold_back()
+
+    def _hold_back(self) -> None:
+        """Flow control, for a shoe dealing faster than the broker takes the messages (an emulator at
+        full speed): the source thread waits while the publisher's backlog to a connected broker is
+        large, so the shoe waits for its ACKs instead of the publisher's queue filling up to its
+        limit (memory, then dropped messages). Never while the broker is away: then the queue is
+        the buffer, and dealing goes on."""
+        publisher = self.publisher
+        deadline = None
+        while getattr(publisher, "backlog", 0) > BACKLOG_MAX and getattr(publisher, "connected", False):
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + BACKLOG_WAIT
+            elif now >= deadline:
+                return
+            time.sleep(0.002)
 
     def submit(self, events: list[Event]) -> None:
         """Events from the loop's own thread (API, internal alerts)."""
@@ -185,9 +228,7 @@ class Daemon:
         if self.metrics is not None:
             self.metrics.journaled(batch, time.perf_counter() - started)
         for i, event in enumerate(batch):
-            outs = self.table.handle(event)
-            for out in outs:
-                self.render(out)
+            outs = self.table.handle(event, _Rendered(self.render))
             if waiters and waiters[i] is not None and not waiters[i].done():
                 waiters[i].set_result((seqs[i], event, outs))
         self.events_processed += len(batch)
@@ -242,6 +283,8 @@ class Daemon:
         log.info("journal verified; %d events of the current shoe replayed", replayed)
         self.start_mqtt()
         self.start_source()
+        if self.config.camera.enabled:
+            self.start_camera()
         self.notifier.status(f"waiting for the shoe on {self.config.shoe.port}")
         if self.config.api.enabled:
             await self.start_api()
@@ -277,6 +320,8 @@ class Daemon:
         return 0
 
     def shutdown(self) -> None:
+        if self.camera is not None:
+            self.camera.stop()
         if self.source is not None:
             self.source.stop()
             # Events read before the port closed are still journaled.

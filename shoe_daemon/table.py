@@ -148,10 +148,17 @@ class Table(CameraCrossCheck):
         untouched = engine._seq == 0 and engine._coup is None
         return engine._shoe_no if untouched else engine._shoe_no + 1
 
-    def handle(self, event: Event) -> list:
-        """One event in, its outputs out (in the order the sinks must render them)."""
+    def handle(self, event: Event, out: list | None = None) -> list:
+        """One event in, its outputs out (in the order the sinks must render them).
+
+        ``out``: the list the outputs are appended to, one by one as they are made (default a new
+        one). The service passes one that renders each output as it is appended, so that a card's
+        message leaves before the core computes the coup's result, roads and odds: an output is
+        never changed once appended (a later state is a new dict), so it is the same either way.
+        """
         self.events += 1
-        out: list = []
+        if out is None:
+            out = []
         handler = _HANDLERS.get(event.kind)
         if handler is not None:
             handler(self, event, out)

@@ -230,6 +230,27 @@ def build_router(ctx) -> APIRouter:
         state["dealt_by_value"] = [max(0, full[v] - n) for v, n in enumerate(state["remaining_by_value"])]
         return state
 
+    @router.get("/odds", tags=["game"],
+                summary="Exact probabilities and house edge of each bet for the cards left in the shoe")
+    async def odds() -> dict[str, Any]:
+        from shoe_daemon.game.odds import NotEnoughCardsError, analyze
+
+        state = table().engine.shoe_state()
+        body: dict[str, Any] = {"shoe": state.shoe, "after_coup": state.coups}
+        try:
+            return {**body, "available": True, **analyze(list(state.remaining_by_value)).to_dict()}
+        except NotEnoughCardsError as exc:
+            return {**body, "available": False, "reason": str(exc)}
+
+    @router.get("/roads", tags=["game"],
+                summary="The scoreboard roads of the shoe (bead plate, big road, derived roads, ask previews)")
+    async def roads() -> dict[str, Any]:
+        return table().roads.to_dict()
+
+    @router.get("/stats", tags=["game"], summary="Shoe statistics: wins, naturals, pairs, streaks")
+    async def stats() -> dict[str, Any]:
+        return table().roads.stats()
+
     @router.get("/alerts", response_model=m.Alerts, tags=["alerts"], responses=READ_ERRORS,
                 summary="Active alerts, and the cleared ones")
     async def alerts(state: Annotated[str, Query(pattern="^(active|past|all)$",

@@ -34,9 +34,12 @@ from shoe_daemon.game.cards import Card
 __all__ = ["record", "jsonable"]
 
 
+_PLAIN = frozenset({bool, int, float, str, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     """``value`` as plain JSON data (str/int/float/bool/None/list/dict)."""
-    if value is None or value.__class__ in (bool, int, float, str):
+    if value.__class__ in _PLAIN:
         return value
     if isinstance(value, Enum):
         return value.value
@@ -45,7 +48,9 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [jsonable(v) for v in value]
     if isinstance(value, Mapping):
-        return {str(jsonable(k)): jsonable(v) for k, v in value.items()}
+        plain = _PLAIN  # the common case (a shoe's 52 counts per card): str keys, plain values
+        return {k if k.__class__ is str else str(jsonable(k)): v if v.__class__ in plain else jsonable(v)
+                for k, v in value.items()}
     to_dict = getattr(value, "to_dict", None)
     if to_dict is not None:
         return to_dict()
@@ -55,7 +60,12 @@ def jsonable(value: Any) -> Any:
 
 
 def _to_dict(self) -> dict[str, Any]:
-    return {name: jsonable(getattr(self, name)) for name in self.__slots__}
+    plain = _PLAIN
+    out = {}
+    for name in self.__slots__:
+        value = getattr(self, name)
+        out[name] = value if value.__class__ in plain else jsonable(value)
+    return out
 
 
 def record(cls):

@@ -201,6 +201,10 @@ class _Table:
     outcomes: np.ndarray    # (5005, 3) int64: orderings giving banco, punto, tie
     ks_py: tuple            # the same, as Python tuples of (value, k) with k > 0
     outcomes_py: tuple      # (banco, punto, tie) per multiset, Python ints
+    # The multiset's 6 values in order (6 arrays of 5005) and, for each, how many equal values come
+    # before it: the weight prod_v ff(c_v, k_v) is then prod_i (c[values_i] - before_i).
+    values: tuple = ()
+    before: tuple = ()
 
 
 def _coup_outcome(pt: int, bt: int, fifth: int, sixth: int) -> int:
@@ -225,7 +229,8 @@ def _build_table() -> _Table:
     unordered pairs with multiplicity 2 (or 1 for a pair of equal values):
     55 * 55 * 10 * 10 = 302,500 rows stand for the 10**6 sequences.
     """
-    rules = np.empty((10, 10, 10, 10), dtype=np.int64)
+    # Small dtypes (values 0-9, keys below 10**6): the 302,500-row arrays are the process's memory peak.
+    rules = np.empty((10, 10, 10, 10), dtype=np.int8)
     for pt in VALUES:
         for bt in VALUES:
             for e in VALUES:
@@ -233,20 +238,21 @@ def _build_table() -> _Table:
                     rules[pt, bt, e, f] = _coup_outcome(pt, bt, e, f)
     multisets = np.array(list(combinations_with_replacement(VALUES, 6)), dtype=np.int64)  # sorted rows
     place = 10 ** np.arange(5, -1, -1, dtype=np.int64)
-    index_of = np.full(10**6, -1, dtype=np.int64)  # sorted 6 digits as a number -> multiset index
+    index_of = np.full(10**6, -1, dtype=np.int32)  # sorted 6 digits as a number -> multiset index
     index_of[multisets @ place] = np.arange(len(multisets))
     ks = np.stack([(multisets == v).sum(axis=1) for v in VALUES], axis=1).astype(np.int64)
 
-    pairs = np.array(list(combinations_with_replacement(VALUES, 2)), dtype=np.int64)  # 55 rows, a <= b
-    mult = np.where(pairs[:, 0] == pairs[:, 1], 1, 2)
+    pairs = np.array(list(combinations_with_replacement(VALUES, 2)), dtype=np.int8)  # 55 rows, a <= b
+    mult = np.where(pairs[:, 0] == pairs[:, 1], 1, 2).astype(np.int8)
     n_pairs = len(pairs)
-    grid = np.meshgrid(np.arange(n_pairs), np.arange(n_pairs), np.arange(10), np.arange(10), indexing="ij")
+    grid = np.meshgrid(*(np.arange(n, dtype=np.int8) for n in (n_pairs, n_pairs, 10, 10)), indexing="ij")
     pi, bi, fifth, sixth = (g.ravel() for g in grid)
-    outcome = rules[pairs[pi].sum(axis=1) % 10, pairs[bi].sum(axis=1) % 10, fifth, sixth]
+    totals = [pairs[i].sum(axis=1, dtype=np.int8) % 10 for i in (pi, bi)]
+    outcome = rules[totals[0], totals[1], fifth, sixth]
     cols = [pairs[pi, 0], pairs[pi, 1], pairs[bi, 0], pairs[bi, 1], fifth, sixth]
     for i, j in _SORT6:
         cols[i], cols[j] = np.minimum(cols[i], cols[j]), np.maximum(cols[i], cols[j])
-    key = cols[0]
+    key = cols[0].astype(np.int32)
     for col in cols[1:]:
         key = key * 10 + col
     counted = np.bincount(
@@ -256,7 +262,12 @@ def _build_table() -> _Table:
 
     ks_py = tuple(tuple((v, k) for v, k in enumerate(row) if k) for row in ks.tolist())
     outcomes_py = tuple(tuple(row) for row in outcomes.tolist())
-    return _Table(ks=ks, outcomes=outcomes, ks_py=ks_py, outcomes_py=outcomes_py)
+    before = np.zeros_like(multisets)
+    for i in range(1, CARDS_PER_COUP):
+        before[:, i] = np.where(multisets[:, i] == multisets[:, i - 1], before[:, i - 1] + 1, 0)
+    return _Table(ks=ks, outcomes=outcomes, ks_py=ks_py, outcomes_py=outcomes_py,
+                  values=tuple(np.ascontiguousarray(multisets[:, i]) for i in range(CARDS_PER_COUP)),
+                  before=tuple(np.ascontiguousarray(before[:, i]) for i in range(CARDS_PER_COUP)))
 
 
 _table: _Table | None = None
@@ -285,8 +296,12 @@ def _falling(c: int, k: int) -> int:
 
 
 def _count_numpy(counts: tuple[int, ...], table: _Table) -> tuple[int, int, int]:
-    ff = np.array([[_falling(c, k) for k in range(7)] for c in counts], dtype=np.int64)
-    weights = ff[np.arange(10), table.ks].prod(axis=1)  # exact: each weight <= n**6 < 2**63
+    # ff(c, k) = c (c-1) ... (c-k+1): one factor per card of the multiset, 0 when k > c (a factor
+    # c - c comes first). Exact: each weight <= n**6 < 2**63. (5x faster than indexing a table of ff.)
+    c = np.array(counts, dtype=np.int64)
+    weights = c.take(table.values[0]) - table.before[0]
+    for values, before in zip(table.values[1:], table.before[1:], strict=True):
+        weights *= c.take(values) - before
     # weights * outcomes would overflow int64: split the weights in 32-bit halves.
     hi = (weights >> 32) @ table.outcomes
     lo = (weights & 0xFFFFFFFF) @ table.outcomes
@@ -399,6 +414,7 @@ class OddsResult:
 
     def to_dict(self) -> dict:
         """JSON-ready: counts as exact integers, probabilities/edges as floats, exact edges as "p/q"."""
+        banco, punto, tie = self.edge_banco_exact, self.edge_punto_exact, self.edge_tie_exact  # once each
         return {
             "cards": self.cards,
             "composition": list(self.counts),
@@ -407,11 +423,11 @@ class OddsResult:
             "tie": self.tie,
             "total": self.total,
             "probability": {"banco": self.p_banco, "punto": self.p_punto, "tie": self.p_tie},
-            "house_edge": {"banco": self.edge_banco, "punto": self.edge_punto, "tie": self.edge_tie},
+            "house_edge": {"banco": float(banco), "punto": float(punto), "tie": float(tie)},
             "house_edge_exact": {
-                "banco": _fmt_fraction(self.edge_banco_exact),
-                "punto": _fmt_fraction(self.edge_punto_exact),
-                "tie": _fmt_fraction(self.edge_tie_exact),
+                "banco": _fmt_fraction(banco),
+                "punto": _fmt_fraction(punto),
+                "tie": _fmt_fraction(tie),
             },
         }
 

@@ -77,11 +77,15 @@ class Shoe:
     """Composition of one shoe; mutable. ``counts[i]`` may go negative when card i
     was seen more often than the shoe holds; ``remaining`` clamps at zero."""
 
-    __slots__ = ("decks", "counts", "value_counts", "dealt", "burned", "discarded")
+    __slots__ = ("decks", "counts", "value_counts", "dealt", "burned", "discarded", "_by_code", "_by_code_view")
 
     def __init__(self, decks: int = 8):
         self.decks = check_decks(decks)
         self.counts = [decks] * 52
+        # code -> copies left (clamped at 0), kept up to date by take/put_back; state() hands out a
+        # read-only copy, made again only after a change (it was a 52-entry comprehension per call).
+        self._by_code = dict.fromkeys(ALL_CODES, decks)
+        self._by_code_view: MappingProxyType | None = None
         self.value_counts = [0] * 10
         for v in CARD_VALUES:
             self.value_counts[v] += decks
@@ -94,6 +98,8 @@ class Shoe:
         c = self.counts[index] = self.counts[index] - 1
         if c >= 0:
             self.value_counts[CARD_VALUES[index]] -= 1
+            self._by_code[ALL_CODES[index]] = c
+            self._by_code_view = None
             return True
         return False
 
@@ -102,6 +108,8 @@ class Shoe:
         c = self.counts[index] = self.counts[index] + 1
         if c > 0:
             self.value_counts[CARD_VALUES[index]] += 1
+            self._by_code[ALL_CODES[index]] = c
+            self._by_code_view = None
 
     def seen(self, index: int) -> int:
         """Copies of identity ``index`` drawn so far."""
@@ -115,9 +123,11 @@ class Shoe:
         self, shoe: int, *, coups: int = 0, cut_card_out: bool = False, last_hand: bool = False,
         shoe_over: bool = False, burn_due: int = 0, burn_card: Card | None = None,
     ) -> ShoeState:
+        by_code = self._by_code_view
+        if by_code is None:
+            by_code = self._by_code_view = MappingProxyType(dict(self._by_code))
         return ShoeState.make(
             shoe, self.decks, 52 * self.decks, self.dealt, self.burned, self.discarded,
             self.remaining, coups, cut_card_out, last_hand, shoe_over, burn_due, burn_card,
-            tuple(self.value_counts),
-            MappingProxyType({code: max(0, n) for code, n in zip(ALL_CODES, self.counts, strict=True)}),
+            tuple(self.value_counts), by_code,
         )

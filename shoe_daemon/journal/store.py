@@ -46,6 +46,7 @@ from shoe_daemon.journal.verify import (
     is_environment_error,
     verify_connection,
 )
+from shoe_daemon.outputs import canonical_json
 
 FORMAT_VERSION = 1
 APPLICATION_ID = 0x53484F45  # "SHOE": PRAGMA application_id of every journal file
@@ -302,7 +303,7 @@ def _result_text(result: str | Mapping[str, Any]) -> str:
     if isinstance(result, str):
         json.loads(result)  # refuse what is not JSON
         return result
-    return json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return canonical_json(result).decode()
 
 
 class Journal:
@@ -656,12 +657,24 @@ class Journal:
             raise JournalReadOnly(f"{self._path}: journal opened read-only")
         result_json = _result_text(result_json)
         with self._lock:
-            self._db().execute(
-                "INSERT INTO coups(coup_id, shoe, coup, result, seq, recorded) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(coup_id) DO UPDATE SET shoe = excluded.shoe, coup = excluded.coup, "
-                "result = excluded.result, seq = excluded.seq, recorded = excluded.recorded",
-                (coup_id, int(shoe), int(coup), result_json, seq, time.time()),
-            )
+            conn = self._db()
+            # Derived data: its commit is not fsynced (WAL, synchronous NORMAL: safe against a crash of
+            # the process, and the next event's full commit syncs the WAL and so this row with it). A
+            # power cut may lose the last rows: start-up replays the current shoe and writes again any
+            # that is missing. At full speed a coup's own fsync cost as much as its events' commits.
+            relax = self._synchronous != "normal"
+            if relax:
+                conn.execute("PRAGMA synchronous = NORMAL")
+            try:
+                conn.execute(
+                    "INSERT INTO coups(coup_id, shoe, coup, result, seq, recorded) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(coup_id) DO UPDATE SET shoe = excluded.shoe, coup = excluded.coup, "
+                    "result = excluded.result, seq = excluded.seq, recorded = excluded.recorded",
+                    (coup_id, int(shoe), int(coup), result_json, seq, time.time()),
+                )
+            finally:
+                if relax:
+                    conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
 
     def rebuild_coups(self, records: Iterable[tuple[Any, ...]]) -> int:
         """Replace the whole coups table in one transaction: ``(coup_id, shoe, coup, result_json[, seq])``

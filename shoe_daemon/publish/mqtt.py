@@ -4,9 +4,13 @@ The core hands over ``(topic suffix, payload, qos, retain)``; this module only
 delivers. Design (docs/mqtt.md tells the operator's side):
 
 * One in-order queue owns every message until the broker has acknowledged it.
-  ``publish()`` appends to it under a short lock and returns at once; a sender
-  thread hands the head of the queue to paho while connected, at most
-  ``max_inflight`` unacknowledged messages at a time.
+  ``publish()`` appends to it under a short lock and returns at once. The head
+  of the queue is handed to paho while connected, at most ``max_inflight``
+  unacknowledged messages at a time, by whichever thread gets there first:
+  ``publish()`` itself, paho's thread when an ack frees the window, else the
+  sender thread (woken only then). Over plain TCP the thread that hands a
+  message over also writes it to the socket (TCP_NODELAY): no thread switch
+  between the core and the broker.
 * A QoS 1 message stays ours until its PUBACK. When the connection drops, the
   unacknowledged ones go back to the head of the queue, in order, and are sent
   again after the reconnect (at-least-once: a display may see a message twice
@@ -25,15 +29,18 @@ delivers. Design (docs/mqtt.md tells the operator's side):
 
 Locks: ``_cond`` guards the queue and counters and is never held while calling
 into paho (paho calls ``on_publish`` and sometimes ``on_disconnect`` with its
-own message lock held). ``_send_lock`` serialises the sender's calls into paho
-with ``on_connect``, so a connect never races a hand-over.
+own message lock held). ``_send_lock`` serialises the hand-overs into paho
+with ``on_connect``, so a connect never races a hand-over; paho's thread only
+ever tries it (never waits for it).
 """
 
 from __future__ import annotations
 
 import collections
+import inspect
 import json
 import logging
+import socket
 import ssl
 import threading
 import time
@@ -45,6 +52,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish import topics
@@ -110,10 +118,43 @@ def configure_client(client: mqtt.Client, config: MqttConfig) -> None:
 
 def json_properties(packet_type: int) -> Properties:
     """MQTT 5 properties saying the payload is UTF-8 JSON."""
-    props = Properties(packet_type)
+    props = _PackedProperties(packet_type)
     props.PayloadFormatIndicator = 1
     props.ContentType = "application/json"
     return props
+
+
+class _PackedProperties(Properties):
+    """Properties packed once, on first use (set them before): paho packs a message's properties on
+    every publish, which cost as much as the rest of its PUBLISH packet."""
+
+    def pack(self) -> bytes:
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            packed = super().pack()
+            object.__setattr__(self, "_packed", packed)  # Properties.__setattr__ takes property names only
+        return packed
+
+
+# What paho would build for every plain PUBACK (shared: nobody changes them): success (0), or no
+# subscriber (0x10, a success too).
+_PUBACK_REASONS = {code: ReasonCode(PacketTypes.PUBACK, identifier=code) for code in (0x00, 0x10)}
+_PUBACK_NO_PROPERTIES = Properties(PacketTypes.PUBACK)
+
+
+def _paho_internals_known() -> bool:
+    """_Client's two shortcuts use paho internals (paho-mqtt 2.1 and 2.2): with another layout,
+    paho's own paths are used."""
+    def arity(name: str) -> int:
+        try:
+            return len(inspect.signature(getattr(mqtt.Client, name)).parameters)
+        except (AttributeError, TypeError, ValueError):
+            return -1
+    return (arity("_packet_queue"), arity("_packet_write"), arity("_handle_pubackcomp"),
+            arity("_do_on_publish")) == (6, 1, 2, 4)
+
+
+_PAHO_SHORTCUTS = _paho_internals_known()
 
 
 class _Client(mqtt.Client):
@@ -126,6 +167,57 @@ class _Client(mqtt.Client):
     """
 
     last_connect_error: BaseException | None = None
+    #: PUBLISH packets are written to the socket by the thread that hands them over (plain TCP only).
+    direct_writes = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._write_lock = threading.Lock()
+
+    def _packet_write(self) -> MQTTErrorCode:
+        with self._write_lock:  # paho's thread and a publishing thread write whole packets in turn
+            return mqtt.Client._packet_write(self)
+
+    def _packet_queue(self, command: int, packet: bytes | bytearray, mid: int, qos: int,
+                      info: mqtt.MQTTMessageInfo | None = None) -> MQTTErrorCode:
+        """paho queues a packet and wakes its thread to write it: a thread switch (and, in a busy
+        process, a wait for the GIL) between every message and the socket. A PUBLISH is written by
+        the thread that hands it over, at once, instead. What the socket does not take (full, or
+        broken) stays queued in order, and paho's thread is woken to deal with it."""
+        if not (self.direct_writes and _PAHO_SHORTCUTS) or (command & 0xF0) != mqtt.PUBLISH:
+            return super()._packet_queue(command, packet, mid, qos, info)
+        with self._write_lock:
+            self._out_packet.append({"command": command, "mid": mid, "qos": qos, "pos": 0,
+                                     "to_process": len(packet), "packet": packet, "info": info})
+            try:
+                mqtt.Client._packet_write(self)
+            except Exception:  # noqa: BLE001 - paho's thread meets the same error and handles it
+                pass
+            left = bool(self._out_packet)
+        if left and self._sockpairW is not None:
+            try:
+                self._sockpairW.send(b"0")
+            except OSError:  # BlockingIOError: a wake-up is pending already
+                pass
+        return MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _handle_pubackcomp(self, cmd: str) -> MQTTErrorCode:
+        """A plain PUBACK (success, no properties: what a broker sends for nearly every message:
+        the mid, then for MQTT 5 maybe reason 0 and an empty property list) without paho's
+        decoding, which builds a ReasonCode and a Properties object per acknowledgement (the larger
+        part of the cost of a message in paho's thread)."""
+        if cmd != "PUBACK" or not _PAHO_SHORTCUTS:
+            return super()._handle_pubackcomp(cmd)
+        packet = self._in_packet["packet"]
+        n = len(packet)
+        reason = _PUBACK_REASONS.get(packet[2]) if 3 <= n <= 4 else _PUBACK_REASONS[0] if n == 2 else None
+        if reason is None or (n == 4 and packet[3]):
+            return super()._handle_pubackcomp(cmd)
+        mid = (packet[0] << 8) | packet[1]
+        with self._out_message_mutex:
+            if mid in self._out_messages:
+                return self._do_on_publish(mid, reason, _PUBACK_NO_PROPERTIES)
+        return MQTTErrorCode.MQTT_ERR_SUCCESS
 
     def reconnect(self) -> MQTTErrorCode:
         try:
@@ -141,12 +233,27 @@ class _Client(mqtt.Client):
 _paho_logger = logging.getLogger("shoe_daemon.mqtt.paho")
 
 
-def _paho_log(client, userdata, level, buf) -> None:
-    """paho's own log, at DEBUG: it calls routine retries errors. Exceptions in callbacks stay errors."""
-    if buf.startswith("Caught exception"):
-        _paho_logger.error("%s", buf)
-    else:
-        _paho_logger.debug("%s", buf)
+class _PahoLog:
+    """paho's own log, at DEBUG: it calls routine retries errors. Exceptions in callbacks stay errors.
+
+    Set as the client's ``logger`` (not ``on_log``, for which paho formats every line, str() of the
+    properties of every PUBLISH included, even when nobody reads it)."""
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        if msg.startswith("Caught exception"):
+            _paho_logger.error(msg, *args)
+        elif _paho_logger.isEnabledFor(logging.DEBUG):
+            _paho_logger.debug(msg, *args)
+
+
+def _no_delay(client: mqtt.Client) -> None:
+    """TCP_NODELAY on the client's socket: a message goes out when written, not held by Nagle's
+    algorithm until the previous segment is acknowledged (paho leaves it off)."""
+    sock = client.socket()
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except (AttributeError, OSError):  # no socket, or not TCP
+        pass
 
 
 @dataclass(slots=True, eq=False)
@@ -207,13 +314,19 @@ class MqttPublisher:
         self._v5 = config.protocol != "3.1.1"
         self._pub_props = json_properties(PacketTypes.PUBLISH) if self._v5 else None
 
-        self._cond = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)
+        # The sender thread waits on its own condition (same lock): woken only when a message waits
+        # that no other thread is handing over, not by every acknowledgement.
+        self._wake = threading.Condition(lock)
         self._send_lock = threading.Lock()
         self._queue: collections.deque[_Msg] = collections.deque()
         self._inflight: dict[int, _Msg] = {}          # id(msg) -> msg, in send order
         self._mid_to_key: dict[int, int] = {}         # paho mid -> id(msg)
         self._early_acks: dict[int, Any] = {}         # acks that beat the mid's recording
         self._publishing = False
+        self._handing_over = False                     # a thread is in _hand_over's loop
+        self._topics: dict[str, str] = {}              # suffix -> full topic
         self._epoch = 0
         self._retained: dict[str, bytes] = {}         # suffix -> last retained payload
         self._connected = False
@@ -278,7 +391,9 @@ class MqttPublisher:
             raise ValueError(f"qos must be 0, 1 or 2, not {qos!r}")
         if topic_suffix == topics.STATUS:
             raise ValueError("the status topic is the publisher's own")
-        topic = topics.join(self.prefix, topic_suffix)
+        topic = self._topics.get(topic_suffix)
+        if topic is None:  # checked once per suffix
+            topic = self._topics[topic_suffix] = topics.join(self.prefix, topic_suffix)
         data = payload.encode() if isinstance(payload, str) else bytes(payload)
         msg = _Msg(topic_suffix, topic, data, qos, bool(retain), self._clock())
         alert: dict[str, Any] | None = None
@@ -294,6 +409,7 @@ class MqttPublisher:
                 else:
                     self._retained.pop(topic_suffix, None)
             accepted = True
+            hand_over = False
             if len(self._queue) >= self.config.queue_max:
                 if self.config.queue_full == "drop_newest":
                     self._count_drop_locked()
@@ -311,7 +427,11 @@ class MqttPublisher:
                     }
             if accepted:
                 self._queue.append(msg)
-                self._cond.notify_all()
+                # The thread handing over checks the queue again (under this lock) before it stops.
+                hand_over = not self._handing_over
+        if hand_over and not self._hand_over(blocking=False):
+            with self._cond:  # the thread handing over now takes this one too (see _hand_over)
+                self._wake.notify()
         if alert is not None:
             log.error(
                 "MQTT publish queue full (%d messages, broker %s): dropping the %s messages",
@@ -333,7 +453,7 @@ class MqttPublisher:
                 return
             self._offline_msg = self._status_msg("offline")
             self._queue.append(self._offline_msg)
-            self._cond.notify_all()
+            self._wake.notify()
             while self._queue or self._inflight:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -342,7 +462,7 @@ class MqttPublisher:
             undelivered = len(self._queue) + len(self._inflight)
             self._closed = True
             self._sender_exit = True
-            self._cond.notify_all()
+            self._wake.notify()
         if self._sender is not None:
             self._sender.join(timeout=2.0)
         client = self._client
@@ -387,6 +507,11 @@ class MqttPublisher:
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def backlog(self) -> int:
+        """Messages waiting for their turn (not yet handed to paho); cheap, for flow control."""
+        return len(self._queue)
 
     # -- queue helpers (call with _cond held) ------------------------------------------
     def _count_drop_locked(self) -> None:
@@ -444,13 +569,27 @@ class MqttPublisher:
         while True:
             with self._cond:
                 while not self._sender_exit and not self._can_send_locked():
-                    self._cond.wait()
+                    self._wake.wait()
                 if self._sender_exit:
                     return
-            with self._send_lock:
+            self._hand_over(blocking=True)
+
+    def _hand_over(self, *, blocking: bool) -> bool:
+        """Hand the head of the queue to paho while connected and the window allows.
+
+        Run by the sender thread, and first by ``publish()`` itself (``blocking`` False: False
+        when another thread holds the hand-over, which then takes this message too). With
+        ``direct_writes`` paho writes each message to the socket in the calling thread.
+        """
+        if not self._send_lock.acquire(blocking):
+            return False
+        try:
+            while True:
                 with self._cond:
                     if self._sender_exit or not self._can_send_locked():
-                        continue
+                        self._handing_over = False
+                        return True
+                    self._handing_over = True
                     msg = self._queue.popleft()
                     epoch = self._epoch
                     key = id(msg)
@@ -497,6 +636,11 @@ class MqttPublisher:
                     self._early_acks.clear()
                 if problem:
                     log.error("%s", problem)
+        finally:
+            if self._handing_over:  # an exception
+                with self._cond:
+                    self._handing_over = False
+            self._send_lock.release()
 
     # -- paho callbacks (paho's thread: never raise) ---------------------------------------
     def _make_client(self) -> _Client:
@@ -511,7 +655,8 @@ class MqttPublisher:
             **kwargs,
         )
         client.suppress_exceptions = True
-        client.on_log = _paho_log
+        client.logger = _PahoLog()
+        client.direct_writes = not self.config.tls_ca
         configure_client(client, self.config)
         client.will_set(
             self.status_topic,
@@ -536,6 +681,7 @@ class MqttPublisher:
                 self._attempt_reported = True
                 self._connect_failed(self._refusal_text(reason_code))
                 return
+            _no_delay(client)
             with self._send_lock:
                 client.drop_out_messages()
                 with self._cond:
@@ -557,6 +703,7 @@ class MqttPublisher:
                     waiting = len(self._queue)
                     self._last_logged_error = None
                     self._cond.notify_all()
+                    self._wake.notify()
             log.info(
                 "connected to MQTT broker %s:%d (MQTT %s); %d messages to send",
                 self.config.host, self.config.port, self.config.protocol, waiting,
@@ -646,8 +793,14 @@ class MqttPublisher:
                         self._early_acks[mid] = reason_code
                     return
                 problem = self._ack_locked(key, reason_code)
+                more = self._can_send_locked() and not self._handing_over
             if problem:
                 log.error("%s", problem)
+            # The window has room again: hand the next messages over from here (paho's thread,
+            # which writes them at once) rather than waking the sender thread for each ack.
+            if more and not self._hand_over(blocking=False):
+                with self._cond:
+                    self._wake.notify()
         except Exception:  # noqa: BLE001
             log.exception("MQTT on_publish failed")
 
