@@ -11,6 +11,7 @@ broker_connection_lost alert was cleared when the connection came back (restored
 from __future__ import annotations
 
 import json
+import time
 
 from tests.e2e.harness import write_config
 from tests.e2e.rules import (
@@ -50,6 +51,13 @@ def test_broker_restart_mid_shoe_loses_nothing(tmp_path, mosquitto_factory, mqtt
     assert shoe.wait(15), "the emulator did not finish its script"
     assert before < COUPS - 5, "the broker restart was not mid-shoe"
     assert "lost the MQTT broker" in daemon.log_text()
+
+    # Let the daemon publish what the shoe's last events produced (e.g. the final button press).
+    deadline = time.monotonic() + 15
+    seen = -1
+    while len(sub.snapshot()) != seen and time.monotonic() < deadline:
+        seen = len(sub.snapshot())
+        time.sleep(0.5)
 
     # A display that joins now draws the latest state from the retained topics.
     late = Subscriber(broker.port, f"{PREFIX}/#").start()
