@@ -163,6 +163,22 @@ def test_a_coup_is_dealt_and_recalled_with_its_cards_and_sources(stack):
     assert shoe["dealt_by_value"][8] == shoe0["dealt_by_value"][8] + 1
 
 
+def test_odds_roads_and_stats_follow_the_coups(stack):
+    coup_id = stack.open_coup()
+    before = stack.get("/stats").json()
+    stack.deal("2H", "8S", "3C", "KD")  # Punto 5, Banco 8 (natural): Banco
+    stats = stack.get("/stats").json()
+    assert stats["banco"] == before["banco"] + 1
+    roads = stack.get("/roads").json()
+    assert roads["bead_plate"]["cells"][-1]["winner"] == "banco"
+    odds = stack.get("/odds").json()
+    shoe = stack.get("/shoe").json()
+    assert odds["available"] is True and odds["cards"] == shoe["remaining"]
+    assert odds["banco"] + odds["punto"] + odds["tie"] == odds["total"]
+    assert 0 < odds["house_edge"]["banco"] < 0.05, odds["house_edge"]
+    assert stack.get(f"/coups/{coup_id}").json()["winner"] == "banco"
+
+
 def next_coup(coup_id: str) -> str:
     shoe, coup = coup_id.split("-")
     return f"{shoe}-{int(coup) + 1}"
