@@ -8,6 +8,7 @@ EXTRAS := test,broker,api,camera
 .PHONY: demo test lint pytest bench clean system-deps
 
 $(STAMP): pyproject.toml
+	@$(PY) -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && apt-get install -y -qq python3-venv; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
