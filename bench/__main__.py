@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    names = argv or sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]))
+    here = [str(Path(__file__).parent)]
+    names = argv or sorted(m.name for m in pkgutil.iter_modules(here) if not m.name.startswith("_"))
     for name in names:
         module = importlib.import_module(f"bench.{name}")
         if hasattr(module, "main"):
