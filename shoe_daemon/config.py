@@ -39,6 +39,8 @@ from pydantic import (
     model_validator,
 )
 
+from shoe_daemon.sources.text_driver import DEFAULT_PATTERN as DEFAULT_TEXT_PATTERN  # the driver owns it
+
 ENV_PREFIX = "SHOE_DAEMON__"
 MASK = "***"
 SECRET_KEYS = ("password", "token")  # never echoed in error messages
@@ -195,7 +197,6 @@ STANDARD_BAUDRATES = (
 # pyserial URL handlers (serial.serial_for_url): protocol_<scheme>.
 PYSERIAL_SCHEMES = ("socket", "rfc2217", "loop", "spy", "hwgrep", "alt", "cp2110")
 # One card code alone on its line (the text driver matches it ignoring case).
-DEFAULT_TEXT_PATTERN = r"^\s*(?P<card>(?:10|[A2-9TJQK])[SHDC])\s*$"
 
 
 class ShoeConfig(_Section):

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     def daemon_thread():
         asyncio.set_event_loop(loop)
-        result["rc"] = loop.run_until_complete(_serve_until(daemon, loop))
+        result["rc"] = loop.run_until_complete(_serve_until(daemon))
 
     thread = threading.Thread(target=daemon_thread, name="daemon", daemon=True)
     thread.start()
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if rc in (0, 130, -signal.SIGINT) else rc
 
 
-async def _serve_until(daemon, loop) -> int:
+async def _serve_until(daemon) -> int:
     # The demo's main thread runs the view (Ctrl-C reaches it); the daemon gets an
     # event to stop on instead of its own signal handlers.
     stop = asyncio.Event()
