@@ -130,6 +130,8 @@ def mutate(data: bytes, mutation) -> tuple[bytes, int, int]:
     kind, pos, arg = mutation
     pos %= max(1, len(data))
     b = bytearray(data)
+    if not data and kind in ("flip", "replace", "delete"):
+        return data, 0, 0   # earlier mutations deleted everything: nothing left to touch
     if kind == "flip":
         b[pos] ^= 1 << arg
         return bytes(b), pos, pos + 1
