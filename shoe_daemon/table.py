@@ -20,6 +20,7 @@ from collections import deque
 from typing import Any
 
 from shoe_daemon.events import Event, Kind
+from shoe_daemon.game.alerts import AlertKind
 from shoe_daemon.game.cards import CardCodeError, parse_card
 from shoe_daemon.game.engine import DealingEngine, EngineError, Step, TableRules
 from shoe_daemon.game.odds import NotEnoughCardsError, analyze
@@ -57,6 +58,20 @@ def _trim(d: dict, n: int) -> None:
 
 # Sources whose card fills a card the shoe could not read.
 FALLBACK_SOURCES = frozenset({"camera", "api", "manual"})
+
+
+def _card_source(source: str, confidence: Any = None) -> dict:
+    """One entry of coup/current's ``card_sources``: who produced the card (and the camera's confidence)."""
+    entry: dict[str, Any] = {"source": source}
+    if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
+        entry["confidence"] = confidence
+    return entry
+
+
+def _dealing_sides(n_punto: int, n_banco: int) -> list[str]:
+    """The side of each card of a layout, in dealing order: P B P B, then Punto's third, Banco's third."""
+    opening = [side for i in range(2) for side, n in (("punto", n_punto), ("banco", n_banco)) if n > i]
+    return opening + ["punto"] * (n_punto - 2) + ["banco"] * (n_banco - 2)
 
 
 def rules_from_config(table_cfg) -> TableRules:
@@ -105,6 +120,7 @@ class Table(CameraCrossCheck):
         self.bets: dict[str, dict] = {}          # coup id -> the bets accepted for it
         self.settlements: dict[str, dict] = {}   # coup id -> its settlement (the last KEPT_SETTLEMENTS)
         self._recall: dict[str, dict] = {}       # coup id -> its cards and alerts (the last RECALL_COUPS)
+        self._card_sources: dict[str, list[dict]] = {}  # coup id -> each card's source, dealing order
 
     @classmethod
     def from_config(cls, config) -> Table:
@@ -416,8 +432,17 @@ class Table(CameraCrossCheck):
             card.update(extra)
             self._publish(out, "coup/card", "card", card, t)
             self._note(card["shoe"], card["coup"], "cards", card)
+            if step.record.index is not None:
+                # A card at ``index`` replaces whatever a push-back left from there on.
+                sources = self._card_sources.setdefault(f"{card['shoe']}-{card['coup']}", [])
+                sources[step.record.index:] = [_card_source(card["source"], card.get("confidence"))]
+                _trim(self._card_sources, RECALL_COUPS)
         withdrawn = None
         for alert in step.alerts:
+            if alert.kind is AlertKind.CARD_CORRECTED:   # the corrected card is the corrector's
+                sources = self._card_sources.get(f"{alert.shoe}-{alert.coup}", [])
+                if alert.evidence["index"] < len(sources):
+                    sources[alert.evidence["index"]] = _card_source(event.source)
             self._add_alert(out, alert.to_dict(), t)
             if alert.evidence.get("result_withdrawn"):
                 withdrawn = f"{alert.shoe}-{alert.coup}"
@@ -499,8 +524,18 @@ class Table(CameraCrossCheck):
         snap = (snapshot or self.engine.snapshot()).to_dict()
         snap["announce"] = f"Punto {snap['punto_total']}, Banco {snap['banco_total']}"
         snap["awaiting"] = {"unreadable": len(self._unread), "queued_cards": len(self._waiting)}
+        snap["card_sources"] = self._sources_by_side(snap)
         self._publish(out, "coup/current", "coup", snap, t, retain=True)
         self._publish(out, "shoe", "shoe", self.engine.shoe_state().to_dict(), t, retain=True)
+
+    def _sources_by_side(self, snap: dict) -> dict:
+        """Each card's source, parallel to the snapshot's ``punto`` and ``banco``."""
+        by_side: dict[str, list[dict]] = {"punto": [], "banco": []}
+        sources = self._card_sources.get(snap["coup_id"], [])
+        # strict=False: after a push-back or a correction, entries past the coup's cards are stale.
+        for side, entry in zip(_dealing_sides(len(snap["punto"]), len(snap["banco"])), sources, strict=False):
+            by_side[side].append(entry)
+        return by_side
 
     def _publish_alerts(self, out: list, t: float) -> None:
         # In the order raised (ids sort as text, "1-10-1" before "1-2-1").

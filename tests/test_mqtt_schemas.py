@@ -292,6 +292,16 @@ def test_a_session_with_every_input_kind_validates(primary_session):
     assert payloads(seen, "alerts/active")[-1]["alerts"]
 
 
+def test_card_sources_are_parallel_to_the_hands(primary_session):
+    """What a schema cannot say: one source per card, side by side; the camera's and a person's show."""
+    _, seen = primary_session
+    snapshots = payloads(seen, "coup/current")
+    for p in snapshots:
+        assert [len(p["card_sources"][s]) for s in ("punto", "banco")] == [len(p["punto"]), len(p["banco"])], p
+    shown = {(e["source"], "confidence" in e) for p in snapshots for s in ("punto", "banco") for e in p["card_sources"][s]}
+    assert {("shoe", False), ("camera", True), ("api", False)} <= shown
+
+
 @pytest.mark.parametrize("rules", [k for k in SESSION_RULES if k != "confirm-hold-4decks"])
 def test_the_session_validates_under_other_table_rules(rules):
     table = Table(SESSION_RULES[rules], TABLE_ID)
@@ -388,6 +398,13 @@ MUTATIONS = {
     "burn card with a side": (_first("coup/card", lambda p: p["role"] == "burn"), _set(["side"], "punto")),
     "value not the card's": (_first("coup/card", lambda p: p["card"][0] == "K"), _set(["value"], 3)),
     "role unknown": (_first("coup/card"), _set(["role"], "discard")),
+    "card source without its source": (_first("coup/current", lambda p: p["card_sources"]["punto"]),
+                                      _del(["card_sources", "punto", 0, "source"])),
+    "card source confidence 1.5": (_first("coup/current", lambda p: p["card_sources"]["punto"]),
+                                   _set(["card_sources", "punto", 0, "confidence"], 1.5)),
+    "card sources without banco": (_first("coup/current"), _del(["card_sources", "banco"])),
+    "four card sources on a side": (_first("coup/current", lambda p: p["card_sources"]["punto"]),
+                                    lambda p: p["card_sources"].update(punto=p["card_sources"]["punto"] * 4)),
     "complete with a next side": (_first("coup/current", _complete_with_cards), _set(["next_side"], "punto")),
     "winner player": (_first("coup/result"), _set(["winner"], "player")),
     "natural without its total": (_first("coup/result", lambda p: p["natural"]), _set(["natural_total"], None)),

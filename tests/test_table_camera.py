@@ -134,3 +134,37 @@ def test_an_unsure_camera_while_the_link_is_down_waits_for_a_person_or_the_shoe(
 def test_zones_other_than_punto_and_banco_are_ignored():
     t = linked(Table(TableRules(), "t1"))
     assert feed(t, [cam(1, "9H", "discard")]) == []
+
+
+def test_coup_current_says_which_source_produced_each_card():
+    t = linked(Table(TableRules(), "t1"))
+    outs = feed(t, [shoe(1, "2S", counter=1), Event(2.0, Kind.CARD_UNREADABLE, "shoe", {"counter": 2}),
+                    shoe(3, "4D", counter=3)])
+    waiting = published(outs, "coup/current")[-1]
+    assert waiting["card_sources"] == {"punto": [{"source": "shoe"}], "banco": []}
+    outs = feed(t, [cam(4, "3H", "banco", confidence=0.97), Event(5.0, Kind.CARD_UNREADABLE, "shoe", {"counter": 4}),
+                    cam(6, None, "banco", status="unsure", confidence=0.4),
+                    Event(7.0, Kind.CARD, "api", {"card": "5C", "user": "dealer"})])
+    current = published(outs, "coup/current")[-1]
+    assert (current["punto"], current["banco"], current["settled"]) == (["2S", "4D"], ["3H", "5C"], True)
+    assert current["card_sources"] == {
+        "punto": [{"source": "shoe"}, {"source": "shoe"}],
+        "banco": [{"source": "camera", "confidence": 0.97}, {"source": "api"}],
+    }
+    # The next coup starts with no sources, then the shoe's own.
+    outs = feed(t, [shoe(8, "9H")])
+    assert published(outs, "coup/current")[-1]["card_sources"] == {"punto": [{"source": "shoe"}], "banco": []}
+
+
+def test_card_sources_follow_push_backs_and_corrections():
+    t = linked(Table(TableRules(closing="confirm"), "t1"))
+    feed(t, [shoe(1, "2S"), shoe(2, "3H"), shoe(3, "4D"),
+             Event(4.0, Kind.CARD_PUSHED_BACK, "shoe", {"card": "4D"}),
+             Event(5.0, Kind.CARD, "camera", {"card": "4C", "confidence": 0.9}), shoe(6, "5C")])
+    outs = t.handle(Event(7.0, Kind.CORRECT_CARD, "api", {"index": 1, "card": "3D", "user": "sup"}))
+    current = published(outs, "coup/current")[-1]
+    assert (current["punto"], current["banco"]) == (["2S", "4C"], ["3D", "5C"])
+    assert current["card_sources"] == {
+        "punto": [{"source": "shoe"}, {"source": "camera", "confidence": 0.9}],
+        "banco": [{"source": "api"}, {"source": "shoe"}],
+    }

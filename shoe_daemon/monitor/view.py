@@ -52,6 +52,21 @@ def _cards(codes: Any) -> list[str]:
     return out
 
 
+def _source_tag(entry: Any) -> str:
+    """``[camera 99.8%]`` or ``[api]`` for a card that did not come from the shoe; "" for the shoe's."""
+    source = _get(entry, "source")
+    if not source or source == "shoe":
+        return ""
+    conf = _get(entry, "confidence")
+    return f"[{source} {conf * 100:.1f}%]" if isinstance(conf, (int, float)) else f"[{source}]"
+
+
+def _side_sources(d: dict, side: str) -> list[Any]:
+    """The entries of ``card_sources`` for ``side`` (coup/current), one per card."""
+    entries = _get(d.get("card_sources"), side)
+    return entries if isinstance(entries, list) else []
+
+
 def _num(value: Any) -> str:
     return "?" if value is None else str(value)
 
@@ -141,9 +156,20 @@ class TableView:
         # Republished after every card: in line mode only the snapshot a late joiner gets.
         return [self.current_line()] if retained else []
 
+    def _hand(self, d: dict, side: str, *, styled: bool = False) -> list[str]:
+        """A side's cards, each with its source tag unless the shoe read it."""
+        sources = _side_sources(d, side)
+        out = []
+        for i, code in enumerate(_cards(d.get(side))):
+            tag = _source_tag(sources[i]) if i < len(sources) else ""
+            if styled:
+                code, tag = self._card(code), self._c(tag, YELLOW) if tag else ""
+            out.append(code + tag)
+        return out
+
     def current_line(self) -> str:
         d = self.current or {}
-        punto, banco = _cards(d.get("punto")), _cards(d.get("banco"))
+        punto, banco = self._hand(d, "punto"), self._hand(d, "banco")
         nxt = _next(d)
         state = "complete" if d.get("complete") else (f"next: {nxt}" if nxt else "waiting")
         if d.get("voided"):
@@ -175,7 +201,12 @@ class TableView:
             return [line + (f" [{doc['source']}]" if doc.get("source") else "")]
         if side in ("punto", "banco") and card is not None:
             cur = dict(cur)
-            cur[side] = _cards(cur.get(side)) + [str(card)]
+            hand = _cards(cur.get(side))
+            sources = (_side_sources(cur, side) + [{}] * len(hand))[:len(hand)]
+            entry = {k: doc[k] for k in ("source", "confidence") if doc.get(k) is not None}
+            known = cur.get("card_sources")
+            cur["card_sources"] = {**(known if isinstance(known, dict) else {}), side: sources + [entry]}
+            cur[side] = hand + [str(card)]
         nxt = _next(doc)
         cur["punto_total"] = doc.get("punto_total", cur.get("punto_total"))
         cur["banco_total"] = doc.get("banco_total", cur.get("banco_total"))
@@ -364,7 +395,7 @@ class TableView:
                 head += f"   shoe {cur['shoe']}"
             lines.append(c(head, BOLD))
             for side in ("punto", "banco"):
-                cards = " ".join(self._card(x) for x in _cards(cur.get(side))) or "-"
+                cards = " ".join(self._hand(cur, side, styled=True)) or "-"
                 total = _num(cur.get(f"{side}_total"))
                 lines.append(f"  {c(side.upper().ljust(6), BOLD, SIDE_COLOR[side])}  {_pad(cards, 24)}  {c(total, BOLD)}")
             nxt = _next(cur)

@@ -229,3 +229,31 @@ def test_screen_draws_the_big_road_from_the_roads_topic():
     assert lines[1] == "          B"
     assert len(lines) == 6
     assert "Big Road PB" in view.screen()
+
+
+def test_view_tags_cards_that_did_not_come_from_the_shoe():
+    """The core's coup/current names each card's source: the snapshot line and the screen show it."""
+    from shoe_daemon.events import Event, Kind
+    from shoe_daemon.game.engine import TableRules
+    from shoe_daemon.table import Table
+
+    table = Table(TableRules(), "T1")
+    events = [Event(0.0, Kind.CARD, "shoe", {"card": "2S"}), Event(1.0, Kind.CARD_UNREADABLE, "shoe", {}),
+              Event(2.0, Kind.CARD, "camera", {"card": "3H", "confidence": 0.998}),
+              Event(3.0, Kind.CARD_UNREADABLE, "shoe", {}),
+              Event(4.0, Kind.CARD, "api", {"card": "4D", "user": "dealer"})]
+    view = TableView(PREFIX)
+    for event in events:
+        for out in table.handle(event):
+            if hasattr(out, "topic"):
+                view.apply(out.topic, out.encode())
+    expected = "coup 1 (shoe 1) now: punto 2S 4D[api] (6) | banco 3H[camera 99.8%] (3) | next: banco"
+    assert view.current_line() == expected
+    assert "3H[camera 99.8%]" in view.screen()
+    # Live, from coup/card alone (a daemon without card_sources): the same tags.
+    live = TableView(PREFIX)
+    snapshot = {k: v for k, v in table.last_payload("coup/current").items() if k != "card_sources"}
+    live.apply("coup/current", json.dumps(snapshot).encode(), retained=True)
+    live.apply("coup/card", j(type="card", coup=1, side="banco", card="5C", punto_total=6, banco_total=8,
+                              next=None, source="camera", confidence=0.5))
+    assert live.current_line().startswith("coup 1 (shoe 1) now: punto 2S 4D (6) | banco 3H 5C[camera 50.0%] (8)")

@@ -283,6 +283,117 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
         server.stop()
 
 
+def camera_event(session, code: str, zone: str, confidence: float):
+    value = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}.get(code[0]) if not code[0].isdigit() else int(code[0])
+    return session.feed(Kind.CAMERA_CARD, "camera", card=code, value=value, status="ok", confidence=confidence,
+                        zone=zone)
+
+
+def deal_stand_ins(session, rest: list[str], confidence: float) -> list:
+    """Three cards of a new coup: Punto from the shoe; Banco unread by the shoe, read by the camera;
+    Punto unread by both, typed in by the dealer."""
+    outs = session.card(rest.pop(0))
+    outs += session.feed(Kind.CARD_UNREADABLE)
+    outs += camera_event(session, rest.pop(0), "banco", confidence)
+    outs += session.feed(Kind.CARD_UNREADABLE)
+    outs += session.feed(Kind.CAMERA_CARD, "camera", card=None, value=None, status="unsure", confidence=0.3,
+                         zone="punto")
+    outs += session.feed(Kind.CARD, "api", card=rest.pop(0), user="dealer", reason="read by eye")
+    return outs
+
+
+def finish_coup(session, rest: list[str]) -> list:
+    outs = []
+    while not session.last("coup/current")["settled"]:
+        outs += session.card(rest.pop(0))
+    return outs
+
+
+def shown_sources(page, side: str) -> list[tuple]:
+    """(card code, badge text or None, badge title or None) of each card drawn on ``side``."""
+    return [tuple(x) for x in page.eval_on_selector_all(
+        f"#cards-{side} .card-wrap:not(.empty)",
+        "ws => ws.map(w => { const b = w.querySelector('.src-badge');"
+        " return [w.querySelector('.card').dataset.code, b && b.textContent, b && b.title]; })")]
+
+
+def assert_sources_drawn(page, current: dict) -> None:
+    """A badge on every card the shoe did not read (CAM and the confidence, or MANUAL), none on the shoe's."""
+    for side in ("punto", "banco"):
+        shown = shown_sources(page, side)
+        assert [code for code, _, _ in shown] == current[side]
+        for (code, text, title), src in zip(shown, current["card_sources"][side], strict=True):
+            if src["source"] == "shoe":
+                assert text is None, code
+            elif src["source"] == "camera":
+                assert text == f"CAM {src['confidence'] * 100:.1f}%" and "camera" in title, code
+            else:
+                assert text == "MANUAL" and "person" in title, code
+
+
+def assert_badges_readable(page) -> None:
+    """Every badge is at least 10 px high text, inside its side's box and its card's width give or take."""
+    for box in page.eval_on_selector_all(".src-badge", """bs => bs.map(b => {
+        const r = b.getBoundingClientRect(), s = b.closest('.side').getBoundingClientRect();
+        const c = b.parentElement.getBoundingClientRect();
+        return {font: parseFloat(getComputedStyle(b).fontSize), top: r.top, bottom: r.bottom, left: r.left,
+                right: r.right, sTop: s.top, sBottom: s.bottom, sLeft: s.left, sRight: s.right,
+                width: r.width, cardWidth: c.width}; })"""):
+        assert box["font"] >= 10, box
+        assert box["sTop"] <= box["top"] and box["bottom"] <= box["sBottom"], box
+        assert box["sLeft"] <= box["left"] and box["right"] <= box["sRight"], box
+        assert box["width"] <= box["cardWidth"] * 1.25, box
+
+
+def test_source_badges_mid_coup_and_live_and_screenshots(ws_mosquitto, browser, tmp_path):
+    """A card the shoe did not read carries a badge: the camera's (with its confidence) or a person's."""
+    out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    config = display_config_for("t1", ws_mosquitto.port)
+    server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{ws_mosquitto.websockets_port}").start()
+    publisher = make_publisher(config)
+    try:
+        # Joining mid-coup: the badges come from the retained coup/current alone.
+        session, rest = table_session(config, seed=9, coups=3)
+        deal_stand_ins(session, rest, confidence=0.998)
+        current = session.last("coup/current")
+        assert current["card_sources"] == {"punto": [{"source": "shoe"}, {"source": "api"}],
+                                           "banco": [{"source": "camera", "confidence": 0.998}]}
+        publish_outputs(publisher, session.outputs)
+        publisher.start()
+        pages = [open_display(browser, server.url, width=w, height=h) for w, h in ((1920, 1080), (800, 480))]
+        for page in pages:
+            page.wait_for_function("() => document.querySelectorAll('#coup .src-badge').length === 2", timeout=5000)
+            assert_sources_drawn(page, current)
+            assert_badges_readable(page)
+        _shot(pages[1], out, "display-800x480-sources.png")
+        # The shoe deals the rest of the coup: the badges stay.
+        publish_outputs(publisher, finish_coup(session, rest))
+        current = session.last("coup/current")
+        for page in pages:
+            page.wait_for_function("() => document.querySelector('#coup').dataset.state === 'settled'", timeout=5000)
+            assert_sources_drawn(page, current)
+
+        # Live: the next coup's cards arrive as coup/card messages first; coup/current follows.
+        outs = deal_stand_ins(session, rest, confidence=0.91)
+        current = session.last("coup/current")
+        assert current["coup"] == 5
+        publish_outputs(publisher, [o for o in outs if o.topic == "coup/card"])
+        for page in pages:
+            page.wait_for_function("() => document.querySelectorAll('#coup .card').length === 3", timeout=5000)
+            assert_sources_drawn(page, current)
+        publish_outputs(publisher, outs)
+        for page in pages:
+            page.wait_for_function("seq => window.scoreboard.state.coup.seq === seq", arg=current["seq"],
+                                   timeout=5000)
+            assert_sources_drawn(page, current)
+            assert_badges_readable(page)
+            assert page.js_errors == []
+    finally:
+        publisher.stop(timeout=2)
+        server.stop()
+
+
 # --------------------------------------------------------------------------- the embedded broker, configuration
 
 

@@ -117,13 +117,39 @@
     return card;
   }
 
-  function drawCards(side, codes, placeholders, coupId) {
+  // A card the shoe did not read gets a badge: who produced it (coup/current's card_sources,
+  // coup/card's source and confidence). Null for the shoe's own cards.
+  function sourceBadge(src) {
+    var source = src && src.source;
+    if (!source || source === "shoe") return null;
+    var conf = typeof src.confidence === "number" ? pct(src.confidence, 1) : null;
+    var text, title;
+    if (source === "camera") {
+      text = "CAM" + (conf ? " " + conf : "");
+      title = "Read by the camera" + (conf ? " (confidence " + conf + ")" : "") + ", not by the shoe";
+    } else if (source === "api" || source === "manual") {
+      text = "MANUAL";
+      title = "Entered or corrected by a person (" + source + "), not read by the shoe";
+    } else {
+      text = String(source).toUpperCase();
+      title = "Source: " + source;
+    }
+    var b = el("span", "src-badge " + (source === "camera" ? "camera" : "manual"), text);
+    b.title = title;
+    return b;
+  }
+
+  function sourceKey(src) {
+    return src && src.source ? src.source + (typeof src.confidence === "number" ? ":" + src.confidence : "") : "shoe";
+  }
+
+  function drawCards(side, codes, placeholders, coupId, sources) {
     var box = $("cards-" + side);
     var wraps = box.querySelectorAll(".card-wrap:not(.empty)");
     var same = wraps.length <= codes.length;
     for (var i = 0; same && i < wraps.length; i++) {
       var shown = wraps[i].firstChild.dataset;
-      if (shown.code !== codes[i] || shown.coup !== coupId) same = false;
+      if (shown.code !== codes[i] || shown.coup !== coupId || shown.source !== sourceKey(sources[i])) same = false;
     }
     if (!same) {
       box.textContent = "";
@@ -132,7 +158,11 @@
     box.querySelectorAll(".card-wrap.empty").forEach(function (e) { e.remove(); });
     for (var j = wraps.length; j < codes.length; j++) {
       var wrap = el("div", "card-wrap" + (j === 2 ? " third" : "") + (same ? " dealt" : ""));
-      wrap.appendChild(cardElement(codes[j], side, j, coupId));
+      var card = cardElement(codes[j], side, j, coupId);
+      card.dataset.source = sourceKey(sources[j]);
+      wrap.appendChild(card);
+      var badge = sourceBadge(sources[j]);
+      if (badge) wrap.appendChild(badge);
       box.appendChild(wrap);
     }
     for (var k = codes.length; k < placeholders; k++) {
@@ -159,7 +189,8 @@
     var open = c && !c.complete && !c.voided;
     sides.forEach(function (side) {
       var cards = (c && c[side]) || [];
-      drawCards(side, cards, open ? 2 : 0, c ? c.coup_id : "");
+      var sources = (c && c.card_sources && c.card_sources[side]) || [];
+      drawCards(side, cards, open ? 2 : 0, c ? c.coup_id : "", sources);
       var total = $("total-" + side);
       var shown = cards.length ? String(c[side + "_total"]) : "";
       if (total.textContent !== shown) {
@@ -255,6 +286,11 @@
     if (typeof p.index === "number" && p.index < have) return;   // coup/current already has it
     var next = Object.assign({}, c);
     next[p.side] = c[p.side].concat([p.card]);
+    var known = c.card_sources || {};
+    next.card_sources = { punto: known.punto || [], banco: known.banco || [] };
+    var sources = next.card_sources[p.side].slice(0, c[p.side].length);
+    while (sources.length < c[p.side].length) sources.push({});
+    next.card_sources[p.side] = sources.concat([{ source: p.source, confidence: p.confidence }]);
     next.punto_total = p.punto_total;
     next.banco_total = p.banco_total;
     next.next_side = p.next_side;
