@@ -22,6 +22,52 @@ log = logging.getLogger(__name__)
 SOURCE = "camera"
 
 
+def option(cfg, name: str, default=None):
+    """A [camera] setting: a declared field or one of the section's free keys."""
+    value = cfg.get(name) if isinstance(cfg, dict) else getattr(cfg, name, None)
+    if value is None and getattr(cfg, "model_extra", None):
+        value = cfg.model_extra.get(name)
+    return default if value is None else value
+
+
+class CameraReader:
+    """Frames in, ``camera_card`` events out: the recogniser and the fuser, with no thread.
+
+    The camera source runs one on its thread; ``replay`` and the fixture maker run one
+    on recorded frames, so a replayed camera session goes through the same code.
+    """
+
+    def __init__(self, cfg, *, recognizer=None, fuser=None):
+        from shoe_daemon.vision import CardFuser, Recognizer
+
+        self.recognizer = recognizer or Recognizer(cfg)
+        # [camera] fuser = {settle_frames, min_votes, max_frames, ...}: how long a card must rest.
+        self.fuser = fuser or CardFuser(**dict(option(cfg, "fuser", {}) or {}))
+
+    @staticmethod
+    def link_up(t: float, source) -> Event:
+        return Event(t, Kind.LINK_UP, SOURCE, {"driver": "camera", "source": str(source)})
+
+    def read(self, image, t_frame: float, clock: Callable[[], float] | None = None) -> list[Event]:
+        """The cards this frame decides (each once), as events at ``clock()`` (else ``t_frame``)."""
+        decided = self.fuser.update(self.recognizer.recognize(image), t_frame)
+        if not decided:
+            return []
+        now = clock() if clock is not None else t_frame
+        return [card_event(card, now) for card in decided]
+
+
+def card_event(card, now: float) -> Event:
+    """The ``camera_card`` event of a card the fuser decided (``unsure`` never carries a card)."""
+    status = "ok" if card.status == "ok" and card.card else "unsure"
+    data = {"card": card.card if status == "ok" else None, "value": card.value, "status": status,
+            "confidence": round(float(card.confidence), 4), "zone": card.zone,
+            "frames": card.frames, "track": card.track}
+    if card.reason:
+        data["reason"] = card.reason
+    return Event(now, Kind.CAMERA_CARD, SOURCE, data)
+
+
 class CameraSource:
     def __init__(self, camera_cfg, on_events: Callable[[list[Event]], None], *,
                  clock: Callable[[], float] = time.time, recognizer=None, fuser=None,
@@ -43,10 +89,7 @@ class CameraSource:
         self.last_progress = time.monotonic()
 
     def _option(self, name: str, default=None):
-        value = getattr(self.cfg, name, None)
-        if value is None and getattr(self.cfg, "model_extra", None):
-            value = self.cfg.model_extra.get(name)
-        return default if value is None else value
+        return option(self.cfg, name, default)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
@@ -58,12 +101,10 @@ class CameraSource:
             self._thread.join(timeout)
 
     def _run(self) -> None:
-        from shoe_daemon.vision import CardFuser, FrameSourceError, Recognizer, open_frames
+        from shoe_daemon.vision import FrameSourceError, open_frames
         from shoe_daemon.vision.frames import describe
 
-        recognizer = self._recognizer or Recognizer(self.cfg)
-        # [camera] fuser = {settle_frames, min_votes, max_frames, ...}: how long a card must rest.
-        fuser = self._fuser or CardFuser(**dict(self._option("fuser", {}) or {}))
+        reader = CameraReader(self.cfg, recognizer=self._recognizer, fuser=self._fuser)
         source = self._option("source")
         fps = self._option("fps")
         live = describe(source) in ("camera", "stream")
@@ -77,15 +118,12 @@ class CameraSource:
                     if not self.connected:
                         self.connected = True
                         backoff = self.reconnect_min
-                        self._emit([Event(self._clock(), Kind.LINK_UP, SOURCE, {"driver": "camera",
-                                                                                "source": str(source)})])
+                        self._emit([reader.link_up(self._clock(), source)])
                     self.frames += 1
-                    result = recognizer.recognize(frame.image)
-                    decided = fuser.update(result, frame.t)
-                    if decided:
-                        now = self._clock()
-                        self.cards += len(decided)
-                        self._emit([self._event(card, now) for card in decided])
+                    events = reader.read(frame.image, frame.t, self._clock)
+                    if events:
+                        self.cards += len(events)
+                        self._emit(events)
             except FrameSourceError as exc:
                 self._lost(str(exc))
             except Exception as exc:  # noqa: BLE001 - a camera fault must not kill the daemon
@@ -97,15 +135,6 @@ class CameraSource:
             self._lost("no more frames")
             self._stop.wait(backoff)
             backoff = min(backoff * 2, self.reconnect_max)
-
-    def _event(self, card, now: float) -> Event:
-        status = "ok" if card.status == "ok" and card.card else "unsure"
-        data = {"card": card.card if status == "ok" else None, "value": card.value, "status": status,
-                "confidence": round(float(card.confidence), 4), "zone": card.zone,
-                "frames": card.frames, "track": card.track}
-        if card.reason:
-            data["reason"] = card.reason
-        return Event(now, Kind.CAMERA_CARD, SOURCE, data)
 
     def _lost(self, reason: str) -> None:
         if reason != self.last_error:

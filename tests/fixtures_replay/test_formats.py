@@ -8,6 +8,7 @@ import pytest
 
 from shoe_daemon.fixtures.formats import (
     CAMERA,
+    EVENT,
     HOST,
     LOST,
     NOTE,
@@ -34,11 +35,14 @@ def sample() -> Fixture:
         port={"device": "/dev/dealing-shoe", "baud": "115200", "note": "has spaces in it"},
         driver="protocol", table={"id": "t1", "decks": "8"}, command="shoe-daemon record --port x --out y",
         emulator={"seed": "7"}, camera="events", shows="a longer   text\nover lines", extra={"site": "pit 3"},
+        camera_config={"zones": [{"name": "banco", "polygon": [[0, 0], [9, 0], [9, 9]]}], "fuser": {"min_votes": 2}},
     )
     records = [
         Record(0.0, OPEN), Record(0.001, HOST, b"\x00\x02\x80"), Record(0.0125, SHOE, bytes(range(0, 40))),
         Record(1.5, LOST, "read failed: [Errno 5] Input/output error"), Record(2.0, OPEN),
         Record(2.25, CAMERA, {"event": {"kind": "card", "data": {"card": "TH", "side": "banco"}}, "frame": None}),
+        Record(2.5, CAMERA, {"frame": "camera/x/frame-000.jpg"}),
+        Record(2.75, EVENT, {"kind": "card", "source": "api", "data": {"card": "9D", "user": "pit-1"}}),
         Record(3.0, NOTE, "the end"),
     ]
     return Fixture(header, records)
@@ -56,6 +60,7 @@ def test_round_trip(tmp_path, suffix):
     assert h.port["note"] == "has spaces in it" and h.table == {"id": "t1", "decks": "8"}
     assert h.shows == "a longer text over lines"          # one line in the file
     assert h.extra == {"site": "pit 3"}
+    assert h.camera_config == fx.header.camera_config      # JSON, on one header line
     assert back.path == path and back.name == "sample" and back.duration == 3.0
     if suffix.endswith(".gz"):
         assert gzip.decompress(path.read_bytes()).startswith(b"# shoelog 1\n")
@@ -106,6 +111,8 @@ def test_find_fixtures_lists_a_directory(tmp_path):
     ("0.5 smoke 00", r"x.shoelog:3: unknown record kind 'smoke'"),
     ("1.0 shoe 00\n0.5 shoe 00", r"x.shoelog:4: time goes backwards"),
     ("0.5 camera [1]", r"x.shoelog:3: a camera record holds a JSON object"),
+    ("0.5 event \"card\"", r"x.shoelog:3: an event record holds a JSON object"),
+    ("0.5 event {nope", r"x.shoelog:3: Expecting property name"),
     ("-1 open", r"x.shoelog:3: bad time"),
 ])
 def test_bad_lines_name_the_line(tmp_path, body, message):
@@ -122,4 +129,14 @@ def test_not_a_shoelog(tmp_path):
         read_fixture(path)
     path.write_text("# shoelog 9\n0.0 open\n")
     with pytest.raises(FixtureFormatError, match="shoelog version 9"):
+        read_fixture(path)
+
+
+def test_a_bad_camera_config_header_is_refused(tmp_path):
+    path = tmp_path / "x.shoelog"
+    path.write_text("# shoelog 1\n# camera_config: [1, 2]\n0.0 open\n")
+    with pytest.raises(FixtureFormatError, match="header: camera_config holds a JSON object"):
+        read_fixture(path)
+    path.write_text("# shoelog 1\n# camera_config: {zones\n0.0 open\n")
+    with pytest.raises(FixtureFormatError, match="x.shoelog: header: Expecting property name"):
         read_fixture(path)
