@@ -138,6 +138,17 @@ class Alerts(BaseModel):
     past: list[Alert] = Field(description="cleared alerts, oldest first (the last 200)")
 
 
+class CardSource(_Open):
+    """Who read one card; a camera card also has ``confidence`` (0-1), as in coup/current."""
+
+    source: str = Field(description="shoe, camera, api, ...")
+
+
+class CardSources(_Open):
+    punto: list[CardSource]
+    banco: list[CardSource]
+
+
 class Coup(_Open):
     """The coup/current payload (docs/mqtt.md) plus the coup that bets are open for."""
 
@@ -155,6 +166,7 @@ class Coup(_Open):
     voided: bool
     last_hand: bool
     announce: str | None = None
+    card_sources: CardSources | None = Field(None, description="who read each card, parallel to punto and banco")
     bets_open_for: str | None = Field(None, description="the coup a POST /bets goes to (null: the shoe is over)")
 
 

@@ -259,6 +259,9 @@ def test_bets_settle_a_tie_after_a_manual_card_for_an_unreadable_one(stack):
     cleared = [a for a in result["alerts"] if a["action"] == "cleared"]
     assert cleared[0]["id"] == unread[0]["id"] and cleared[0]["cleared"]["by"] == "dealer-1"
     assert result["coup"]["settled"] is True and result["coup"]["punto_total"] == 9
+    # GET /coup/current says who read each card: the person's card among the shoe's.
+    sources = stack.get("/coup/current").json()["card_sources"]
+    assert sources == {"punto": [{"source": "shoe"}, {"source": "shoe"}], "banco": [{"source": "api"}, {"source": "shoe"}]}
 
     recall = stack.get(f"/coups/{coup_id}").json()
     assert recall["winner"] == "tie" and recall["punto"] == ["9H", "KH"] and recall["banco"] == ["9S", "TC"]
