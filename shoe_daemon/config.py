@@ -368,14 +368,86 @@ class ApiConfig(_Section):
 # --------------------------------------------------------------------------- [camera], [log]
 
 
-class CameraConfig(BaseModel):
-    """[camera] — free-form for the camera issue: ``enabled``, ``source``, ``zones``, and any key."""
+class CameraFuserConfig(_Section):
+    """[camera.fuser] — how long a card must rest before the camera decides it (vision/fuser.py).
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    Unset keys take the fuser's own defaults (settle 2 frames, then 3 agreeing votes, at most
+    12 voting frames, mean confidence 0.98, a card gone after 5 frames unseen, moved = a quarter
+    of its width): about a second at rest from a 5-10 fps camera.
+    """
+
+    settle_frames: int | None = Field(None, ge=0)
+    min_votes: int | None = Field(None, ge=1)
+    max_frames: int | None = Field(None, ge=1)
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0)
+    lost_frames: int | None = Field(None, ge=1)
+    move_tolerance: float | None = Field(None, gt=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _votes(self) -> CameraFuserConfig:
+        if self.min_votes is not None and self.max_frames is not None and self.max_frames < self.min_votes:
+            raise _KeyedError("max_frames", f"must be at least min_votes ({self.min_votes}) (got {self.max_frames})")
+        return self
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments for ``CardFuser``: the keys that are set."""
+        return self.model_dump(exclude_none=True)
+
+
+class CameraRecognizerConfig(_Section):
+    """[camera.recognizer] — another glyph model, or stricter / looser decisions (docs/camera.md)."""
+
+    model: str | None = None                                   # a glyph model file (JSON)
+    ok_threshold: float | None = Field(None, gt=0.5, le=1.0)   # default 0.985
+    partial_threshold: float | None = Field(None, gt=0.5, le=1.0)
+
+    @field_validator("model")
+    @classmethod
+    def _model_file(cls, v: str | None) -> str | None:
+        if v is not None and not Path(v).is_file():
+            raise ValueError(f"no such file: {v}")
+        return v
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Dict-style access for the recogniser (its options may also be a plain dict)."""
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+
+class CameraConfig(_Section):
+    """[camera] — the overhead camera, a second card source (docs/camera.md). Off by default."""
 
     enabled: bool = False
-    source: str | None = None                # device, file or URL (rtsp://...)
-    zones: list[dict[str, Any]] = []
+    source: str | int | None = None          # device index or path, a stream URL, a video file or folder
+    fps: float | None = Field(None, gt=0)    # paces a recorded source (a folder, a file); live cameras set their own
+    zones: list[dict[str, Any]] = []         # [{name, polygon = [[x, y], ...]}], image pixels
+    fuser: CameraFuserConfig = CameraFuserConfig()
+    recognizer: CameraRecognizerConfig = CameraRecognizerConfig()
+
+    @field_validator("zones")
+    @classmethod
+    def _zones(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from shoe_daemon.vision.zones import ZoneError, parse_zones  # pure Python, no OpenCV
+
+        try:
+            parse_zones(v)
+        except ZoneError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise _KeyedError(key.removeprefix("camera.zones"), problem) from None
+        return v
+
+    @model_validator(mode="after")
+    def _usable(self) -> CameraConfig:
+        if not self.enabled:
+            return self
+        if self.source is None or self.source == "":
+            raise _KeyedError("source", "is required when camera.enabled = true (a device, a stream URL, a folder)")
+        names = {z["name"] for z in self.zones}
+        missing = [side for side in ("punto", "banco") if side not in names]
+        if missing:
+            raise _KeyedError("zones", f"needs a zone named {' and '.join(missing)} when camera.enabled = true "
+                                       "(the boxes the daemon takes cards from)")
+        return self
 
 
 class LogConfig(_Section):
@@ -447,10 +519,20 @@ def load_config(
     if path is not None:
         data = _read_toml(Path(path))
     origins = _apply_env(data, env)
+    return validate_config(data, read_secrets=read_secrets, origins=origins)
+
+
+def validate_config(data: Mapping[str, Any], *, read_secrets: bool = True,
+                    origins: dict[tuple[str, ...], str] | None = None) -> Config:  # fmt: skip
+    """The configuration from plain data (TOML-like tables), or :class:`ConfigError`.
+
+    Also for settings that travel outside a config file, e.g. a fixture's ``camera_config``:
+    ``validate_config({"camera": {...}}).camera``.
+    """
     try:
         return Config.model_validate(data, context={"read_secrets": read_secrets})
     except ValidationError as exc:
-        found = [_describe(err, origins) for err in exc.errors(include_url=False)]
+        found = [_describe(err, origins or {}) for err in exc.errors(include_url=False)]
         key, problem, show_key = found[0]
         more = [f"{k}: {p}" if (k and show) else p for k, p, show in found[1:]]
         raise ConfigError(problem, key, show_key=show_key, more=more) from None

@@ -23,11 +23,15 @@ SOURCE = "camera"
 
 
 def option(cfg, name: str, default=None):
-    """A [camera] setting: a declared field or one of the section's free keys."""
+    """A [camera] setting, from the config section or a plain dict (a fixture's camera_config)."""
     value = cfg.get(name) if isinstance(cfg, dict) else getattr(cfg, name, None)
-    if value is None and getattr(cfg, "model_extra", None):
-        value = cfg.model_extra.get(name)
     return default if value is None else value
+
+
+def fuser_options(cfg) -> dict:
+    """``CardFuser`` keyword arguments from [camera] fuser (unset keys keep the fuser's defaults)."""
+    fuser = option(cfg, "fuser", {}) or {}
+    return fuser.options() if hasattr(fuser, "options") else dict(fuser)
 
 
 class CameraReader:
@@ -42,7 +46,7 @@ class CameraReader:
 
         self.recognizer = recognizer or Recognizer(cfg)
         # [camera] fuser = {settle_frames, min_votes, max_frames, ...}: how long a card must rest.
-        self.fuser = fuser or CardFuser(**dict(option(cfg, "fuser", {}) or {}))
+        self.fuser = fuser or CardFuser(**fuser_options(cfg))
 
     @staticmethod
     def link_up(t: float, source) -> Event:

@@ -86,14 +86,16 @@ host = "broker"
 enabled = true
 source = "/dev/video0"
 fps = 15
-zones = [{ name = "punto", x = 1 }]
+zones = [{ name = "punto", polygon = [[0, 0], [10, 0], [10, 10]] }, { name = "banco", polygon = [[20, 0], [30, 0], [30, 10]] }]
+fuser = { min_votes = 2 }
 [log]
 level = "DEBUG"
 """)
     assert cfg.table.id == "bac-07" and cfg.table.decks == 6
     assert cfg.table.limits.banco.max == Decimal("2500.5") and cfg.table.limits.banco.min == Decimal("10")
     assert cfg.shoe.port == "socket://127.0.0.1:7000" and cfg.shoe.parity == "E" and cfg.shoe.stopbits == 1.5
-    assert cfg.mqtt.host == "broker" and cfg.camera.fps == 15 and cfg.camera.zones == [{"name": "punto", "x": 1}]  # type: ignore[attr-defined]
+    assert cfg.mqtt.host == "broker" and cfg.camera.fps == 15 and cfg.camera.zones[0]["name"] == "punto"
+    assert cfg.camera.fuser.options() == {"min_votes": 2}
     assert cfg.log.level == "debug"
 
 
@@ -109,7 +111,7 @@ def test_environment_overrides_file_including_nested_limits(tmp_path):
         shoe_daemon__table__decks="6",                             # any case
         SHOE_DAEMON__SHOE__EXCLUSIVE="false",
         SHOE_DAEMON__SHOE__RECONNECT_MAX="60",
-        SHOE_DAEMON__CAMERA__ZONES='[{name = "banco", x = 3}]',
+        SHOE_DAEMON__CAMERA__ZONES='[{name = "banco", polygon = [[0, 0], [9, 0], [9, 9]]}]',
         SHOE_DAEMON__API__TOKENS='[{user = "d1", role = "dealer", token = "s3cret-token-1"}]',
         SHOE_DAEMON__JOURNAL__PATH="var/journal.sqlite3",
     )
@@ -118,7 +120,7 @@ def test_environment_overrides_file_including_nested_limits(tmp_path):
     assert cfg.table.limits.punto.min == Decimal("20") and cfg.table.limits.punto.max == Decimal("20000")
     assert cfg.table.limits.punto.total_max == Decimal("100000") and cfg.table.limits.tie.min == Decimal("2.5")
     assert cfg.table.decks == 6 and cfg.shoe.exclusive is False and cfg.shoe.reconnect_max == 60.0
-    assert cfg.camera.zones == [{"name": "banco", "x": 3}]
+    assert cfg.camera.zones == [{"name": "banco", "polygon": [[0, 0], [9, 0], [9, 9]]}]
     assert cfg.api.tokens[0].secret() == "s3cret-token-1" and cfg.api.by_token()["s3cret-token-1"].user == "d1"
     assert cfg.journal.path == "var/journal.sqlite3"
 
@@ -191,6 +193,24 @@ token = "inline-token"
          "config error: api.tokens[1].token: duplicate token (the same as api.tokens[0])"),
         ("[[api.tokens]]\nuser = 'a'\nrole = 'dealer'\ntokn = 'x'", "config error: unknown key api.tokens[0].tokn (did you mean token?)"),
         ("[camera]\nenabled = 'maybe'", "config error: camera.enabled: must be true or false (got 'maybe')"),
+        ("[camera]\nenabled = true", "config error: camera.source: is required when camera.enabled = true"),
+        ("[camera]\nenabled = true\nsource = 0\nzones = [{name = 'punto', polygon = [[0, 0], [1, 0], [1, 1]]}]",
+         "config error: camera.zones: needs a zone named banco when camera.enabled = true"),
+        ("[camera]\nzones = [{name = 'punto', polygon = [[0, 0], [1, 0]]}]",
+         "config error: camera.zones[0].polygon: must be a list of at least 3 [x, y] points"),
+        ("[camera]\nzones = [{name = 'punto', polygon = [[0, 0], [1, 'a'], [1, 1]]}]",
+         "config error: camera.zones[0].polygon[1]: must be [x, y] numbers (got [1, 'a'])"),
+        ("[camera]\nzones = [{name = 'punto', polygon = [[0, 0], [1, 0], [1, 1]]}, {name = 'punto', polygon = [[0, 0], [1, 0], [1, 1]]}]",
+         "config error: camera.zones[1].name: duplicate zone name 'punto'"),
+        ("[camera]\nzones = [{name = 'punto', poly = [[0, 0], [1, 0], [1, 1]]}]",
+         "config error: camera.zones[0].polygon: must be a list of at least 3 [x, y] points"),
+        ("[camera]\nfsp = 10", "config error: unknown key camera.fsp (did you mean fps?)"),
+        ("[camera]\nfps = 0", "config error: camera.fps: must be greater than 0.0 (got 0)"),
+        ("[camera.fuser]\nmin_votes = 0", "config error: camera.fuser.min_votes: must be at least 1 (got 0)"),
+        ("[camera.fuser]\nmin_votes = 5\nmax_frames = 3", "config error: camera.fuser.max_frames: must be at least min_votes (5) (got 3)"),
+        ("[camera.fuser]\nsettle = 1", "config error: unknown key camera.fuser.settle (did you mean settle_frames?)"),
+        ("[camera.recognizer]\nok_threshold = 1.5", "config error: camera.recognizer.ok_threshold: must be at most 1.0 (got 1.5)"),
+        ("[camera.recognizer]\nmodel = '/nonexistent/glyphs.json'", "config error: camera.recognizer.model: no such file: /nonexistent/glyphs.json"),
         ("[log]\nlevel = 'verbose'", "config error: log.level: must be one of 'debug', 'info', 'warning', 'error', 'critical' (got 'verbose')"),
     ],
 )

@@ -106,3 +106,12 @@ def test_frames_without_zones_are_refused(tmp_path):
     write_fixture(path, fx)
     with pytest.raises(ReplayError, match="camera frames need the header's camera_config with the zones"):
         replay(path)
+
+
+def test_a_bad_camera_config_is_refused_as_the_daemon_refuses_its_config(tmp_path):
+    path = copy_session(tmp_path)
+    fx = read_fixture(path)
+    fx.header.camera_config = {**fx.header.camera_config, "fuser": {"min_vote": 2}}
+    write_fixture(path, fx)
+    with pytest.raises(ReplayError, match=r"camera_config: unknown key camera.fuser.min_vote \(did you mean min_votes\?\)"):
+        replay(path)
