@@ -95,6 +95,29 @@ class _Live:
     def describe(self):
         return []
 
+    def _camera(self, camera):
+        """The overhead camera's figures, when it is enabled."""
+        if camera is None:
+            return
+        s = camera.stats()
+        yield GaugeMetricFamily("shoe_camera_connected", "1 while the camera gives frames", value=int(s["connected"]))
+        yield CounterMetricFamily("shoe_camera_frames", "Frames read from the camera", value=s["frames"])
+        yield CounterMetricFamily("shoe_camera_reconnects", "Times the camera was lost and reopened",
+                                  value=s["reconnects"])
+        cards = CounterMetricFamily("shoe_camera_cards", "Cards the camera decided, by status (ok, unsure)",
+                                    labels=["status"])
+        for status, n in sorted(s["cards"].items()):
+            cards.add_metric([status], n)
+        yield cards
+        if s["fps"] is not None:
+            yield GaugeMetricFamily("shoe_camera_fps", "Frames a second over the last 64 frames", value=s["fps"])
+        lat = GaugeMetricFamily("shoe_camera_recognize_seconds", "Recognition time per frame, recent frames",
+                                labels=["quantile"])
+        for q, key in (("0.5", "recognize_ms_p50"), ("0.95", "recognize_ms_p95")):
+            if s[key] is not None:
+                lat.add_metric([q], s[key] / 1000.0)
+        yield lat
+
     def collect(self):
         d = self.metrics.daemon
         info = GaugeMetricFamily("shoe_build_info", "The daemon's version and table", labels=["version", "table_id"])
@@ -163,6 +186,7 @@ class _Live:
                 if s.get(key) is not None:
                     lat.add_metric([q], s[key] / 1000.0)
             yield lat
+        yield from self._camera(d.camera)
         journal = d.journal
         if journal is not None and not journal.closed:
             yield GaugeMetricFamily("shoe_journal_last_seq", "The newest seq in the journal", value=journal.last_seq())

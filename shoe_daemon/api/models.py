@@ -296,5 +296,7 @@ class Status(BaseModel):
     sources: dict[str, dict[str, Any]] = Field(description="each card source and its link, from the core")
     shoe_port: dict[str, Any] | None = Field(description="the serial port: connected, reconnects, bytes_in, last_error")
     broker: dict[str, Any] | None = Field(description="the MQTT publisher's figures")
+    camera: dict[str, Any] | None = Field(None, description="the overhead camera when enabled: connected, frames, "
+                                          "fps, cards decided (ok / unsure), recognition ms p50/p95, last_error")
     journal: dict[str, Any]
     api: dict[str, Any]

@@ -186,6 +186,7 @@ def build_router(ctx) -> APIRouter:
             "sources": dict(sorted(t.sources.items())),
             "shoe_port": port,
             "broker": daemon.publisher.stats() if daemon.publisher is not None else None,
+            "camera": daemon.camera.stats() if daemon.camera is not None else None,
             "journal": journal,
             "api": {"host": api.host, "port": api.port, "tokens": len(ctx.tokens),
                     "stream_clients": len(ctx.streams.clients), "audit_log": str(ctx.audit.path)},

@@ -69,7 +69,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         _err("OpenCV is not installed: pip install 'shoe-daemon[camera]' (opencv-python-headless)")
         return 2
     from shoe_daemon.vision.draw import draw_result, draw_zones
-    from shoe_daemon.vision.frames import FrameSourceError, _safe, describe, open_frames
+    from shoe_daemon.vision.frames import FrameSourceError, describe, masked_source, open_frames
 
     kind = describe(source)
     skip = args.skip if args.skip is not None else (10 if kind in ("camera", "stream") else 0)
@@ -81,7 +81,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     if frame is None:
-        _err(f"{_safe(source)}: no frame")
+        _err(f"{masked_source(source)}: no frame")
         return 1
     out = draw_zones(frame.image, zones)
     note = ""
@@ -101,5 +101,5 @@ def _snapshot(args: argparse.Namespace) -> int:
         return 1
     h, w = out.shape[:2]
     names = ", ".join(z.name for z in zones) or "none configured"
-    print(f"wrote {args.out}: {w}x{h} frame from {_safe(source)} ({kind}), zones: {names}{note}")
+    print(f"wrote {args.out}: {w}x{h} frame from {masked_source(source)} ({kind}), zones: {names}{note}")
     return 0

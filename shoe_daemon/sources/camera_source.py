@@ -10,6 +10,7 @@ camera never loads it.
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -47,6 +48,8 @@ class CameraReader:
         self.recognizer = recognizer or Recognizer(cfg)
         # [camera] fuser = {settle_frames, min_votes, max_frames, ...}: how long a card must rest.
         self.fuser = fuser or CardFuser(**fuser_options(cfg))
+        self.recent_ms: collections.deque[float] = collections.deque(maxlen=256)   # recognition times
+        self.decided = {"ok": 0, "unsure": 0}
 
     @staticmethod
     def link_up(t: float, source) -> Event:
@@ -54,11 +57,16 @@ class CameraReader:
 
     def read(self, image, t_frame: float, clock: Callable[[], float] | None = None) -> list[Event]:
         """The cards this frame decides (each once), as events at ``clock()`` (else ``t_frame``)."""
-        decided = self.fuser.update(self.recognizer.recognize(image), t_frame)
+        result = self.recognizer.recognize(image)
+        self.recent_ms.append(result.elapsed_ms)
+        decided = self.fuser.update(result, t_frame)
         if not decided:
             return []
         now = clock() if clock is not None else t_frame
-        return [card_event(card, now) for card in decided]
+        events = [card_event(card, now) for card in decided]
+        for e in events:
+            self.decided[e.data["status"]] += 1
+        return events
 
 
 def card_event(card, now: float) -> Event:
@@ -88,9 +96,12 @@ class CameraSource:
         self.connected = False
         self.frames = 0
         self.cards = 0
+        self.reconnects = 0              # times the camera was lost and reopened
         self.finished = False            # a folder or file source has no more frames
         self.last_error: str | None = None
         self.last_progress = time.monotonic()
+        self._reader: CameraReader | None = None
+        self._frame_times: collections.deque[float] = collections.deque(maxlen=64)   # monotonic
 
     def _option(self, name: str, default=None):
         return option(self.cfg, name, default)
@@ -108,7 +119,8 @@ class CameraSource:
         from shoe_daemon.vision import FrameSourceError, open_frames
         from shoe_daemon.vision.frames import describe
 
-        reader = CameraReader(self.cfg, recognizer=self._recognizer, fuser=self._fuser)
+        reader = self._reader = CameraReader(self.cfg, recognizer=self._recognizer, fuser=self._fuser)
+        ever_up = False
         source = self._option("source")
         fps = self._option("fps")
         live = describe(source) in ("camera", "stream")
@@ -119,8 +131,12 @@ class CameraSource:
                     if self._stop.is_set():
                         return
                     self.last_progress = time.monotonic()
+                    self._frame_times.append(self.last_progress)
                     if not self.connected:
                         self.connected = True
+                        if ever_up:
+                            self.reconnects += 1
+                        ever_up = True
                         backoff = self.reconnect_min
                         self._emit([reader.link_up(self._clock(), source)])
                     self.frames += 1
@@ -140,9 +156,33 @@ class CameraSource:
             self._stop.wait(backoff)
             backoff = min(backoff * 2, self.reconnect_max)
 
+    def stats(self) -> dict:
+        """The camera's figures for /status and /metrics (read from any thread)."""
+        from shoe_daemon.vision.frames import masked_source
+
+        times = list(self._frame_times)
+        span = times[-1] - times[0] if len(times) > 1 else 0.0
+        reader = self._reader
+        recent = sorted(reader.recent_ms) if reader is not None else []
+
+        def pct(q: float) -> float | None:
+            return round(recent[min(len(recent) - 1, int(q * len(recent)))], 2) if recent else None
+
+        return {
+            "source": masked_source(self._option("source")), "connected": self.connected,
+            "finished": self.finished,
+            "frames": self.frames, "fps": round((len(times) - 1) / span, 2) if span > 0 else None,
+            "cards": dict(reader.decided) if reader is not None else {"ok": 0, "unsure": 0},
+            "recognize_ms_p50": pct(0.5), "recognize_ms_p95": pct(0.95),
+            "reconnects": self.reconnects, "last_error": self.last_error,
+            "idle_s": round(time.monotonic() - self.last_progress, 3),
+        }
+
     def _lost(self, reason: str) -> None:
+        from shoe_daemon.vision.frames import masked_source
+
         if reason != self.last_error:
-            log.warning("camera %s: %s", self._option("source"), reason)
+            log.warning("camera %s: %s", masked_source(self._option("source")), reason)
         self.last_error = reason
         if self.connected:
             self.connected = False

@@ -133,7 +133,7 @@ def _capture(source: str | int, kind: str, loop: bool) -> Iterator[tuple[np.ndar
     cap = cv2.VideoCapture(arg)
     try:
         if not cap.isOpened():
-            raise FrameSourceError(f"{_safe(source)}: cannot open the {kind}")
+            raise FrameSourceError(f"{masked_source(source)}: cannot open the {kind}")
         while True:
             ok, img = cap.read()
             if not ok or img is None:
@@ -151,7 +151,7 @@ def _capture(source: str | int, kind: str, loop: bool) -> Iterator[tuple[np.ndar
         cap.release()
 
 
-def _safe(source: str | int) -> str:
+def masked_source(source: str | int) -> str:
     """A source for messages, with any password in a URL masked."""
     s = str(source)
     if "://" in s and "@" in s:

@@ -26,7 +26,7 @@ ROLES = ("dealer", "supervisor", "technician")
 
 
 def toml_config(tmp: Path, *, shoe_path: str, mqtt_port: int, api_port: int, tokens: dict[str, str],
-                limits: dict | None = None) -> str:
+                limits: dict | None = None, extra: str = "") -> str:
     lines = [
         "[table]", 'id = "api-test"', "decks = 8", 'burn = "none"', "burn_count = 0", 'closing = "auto"',
         'on_error = "hold"', "",
@@ -41,7 +41,7 @@ def toml_config(tmp: Path, *, shoe_path: str, mqtt_port: int, api_port: int, tok
     ]
     for role, token in tokens.items():
         lines += ["[[api.tokens]]", f'user = "{role}-1"', f'role = "{role}"', f'token = "{token}"', ""]
-    return "\n".join(lines)
+    return "\n".join(lines) + extra
 
 
 DEFAULT_LIMITS = {
@@ -54,7 +54,8 @@ DEFAULT_LIMITS = {
 class Stack:
     """Mosquitto + emulated shoe + daemon (with its API) for one test module."""
 
-    def __init__(self, tmp: Path, limits: dict | None = None):
+    def __init__(self, tmp: Path, limits: dict | None = None, extra_toml: str = ""):
+        """``extra_toml``: more configuration (e.g. a [camera] section), appended to the file."""
         from shoe_daemon.config import load_config
         from shoe_daemon.service import Daemon
 
@@ -66,6 +67,7 @@ class Stack:
         self.api_port = free_port()
         self.config_path = tmp / "shoe-daemon.toml"
         self.limits = limits or DEFAULT_LIMITS
+        self.extra_toml = extra_toml
         self.write_config()
         config = load_config(self.config_path, env={})
         self.daemon = Daemon(config, config_path=str(self.config_path))
@@ -79,7 +81,7 @@ class Stack:
 
     def write_config(self, **overrides) -> None:
         kw = dict(shoe_path=str(self.tmp / "shoe"), mqtt_port=self.broker.port, api_port=self.api_port,
-                  tokens=self.tokens, limits=self.limits)
+                  tokens=self.tokens, limits=self.limits, extra=self.extra_toml)
         kw.update(overrides)
         self.config_path.write_text(toml_config(self.tmp, **kw))
 
