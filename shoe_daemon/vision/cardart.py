@@ -211,7 +211,7 @@ def font_deck_svg(code: str, family: str, weight: str = "bold", stretch: str = "
     rank, suit = code[0], code[1]
     fill = RED if suit in RED_SUITS else BLACK
     W, H = CARD_W, CARD_H
-    rext = ink_extents(family, weight, stretch)
+    rext = None if family.startswith("stroke:") else ink_extents(family, weight, stretch)
     sext = ink_extents(suit_family)
     sch = SUIT_CHAR[suit]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}">',
@@ -226,17 +226,33 @@ def font_deck_svg(code: str, family: str, weight: str = "bold", stretch: str = "
         suit_h = srng.uniform(0.04, 0.065) * H
         gap = srng.uniform(0.005, 0.03) * H
         pip_scale = srng.uniform(0.8, 1.3)
-    k_top, k_bot = rext["K"]
-    rs = rank_h / (k_bot - k_top)            # font size giving a capital this tall
-    r_ext = rext[rank_txt]
-    r_bottom = top + (r_ext[1] - r_ext[0]) * rs
+    # Suit symbols of other designs are wider or narrower than any font's: stretch them across.
+    suit_sx = float(srng.uniform(0.8, 1.25)) if style else 1.0
+
+    def suit_text(x, y, size):
+        t = _text(x, y, size, sch, suit_family, "normal", fill, "normal", s_ext)
+        return t if suit_sx == 1.0 else f'<g transform="translate({x:.2f} 0) scale({suit_sx:.3f} 1) translate({-x:.2f} 0)">{t}</g>'
+
+    stroke = family.startswith("stroke:")    # procedural stroke-drawn ranks (strokefont)
+    if stroke:
+        r_bottom = top + rank_h
+    else:
+        k_top, k_bot = rext["K"]
+        rs = rank_h / (k_bot - k_top)            # font size giving a capital this tall
+        r_ext = rext[rank_txt]
+        r_bottom = top + (r_ext[1] - r_ext[0]) * rs
     s_ext = sext[sch]
     ss = suit_h / (s_ext[1] - s_ext[0])
     for rot in (False, True):
         if rot:
             parts.append(f'<g transform="rotate(180 {W / 2} {H / 2})">')
-        parts.append(_text(ix, (top + r_bottom) / 2, rs, rank_txt, family, weight, fill, stretch, r_ext))
-        parts.append(_text(ix, r_bottom + gap + suit_h / 2, ss, sch, suit_family, "normal", fill, "normal", s_ext))
+        if stroke:
+            from shoe_daemon.vision.strokefont import glyph_svg
+
+            parts.append(glyph_svg(rank_txt, int(family.split(":")[1]), ix, top, rank_h, fill))
+        else:
+            parts.append(_text(ix, (top + r_bottom) / 2, rs, rank_txt, family, weight, fill, stretch, r_ext))
+        parts.append(suit_text(ix, r_bottom + gap + suit_h / 2, ss))
         if rot:
             parts.append("</g>")
     pip_h = 0.085 * H * pip_scale
@@ -245,15 +261,13 @@ def font_deck_svg(code: str, family: str, weight: str = "bold", stretch: str = "
         turned = []
         for fx, fy in _PIPS[rank]:
             if fy > 0.5:   # drawn upright at the opposite place, in a group turned about the centre
-                turned.append(_text((1 - fx) * W, (0.13 + 0.74 * (1 - fy)) * H, ps, sch, suit_family, "normal",
-                                    fill, "normal", s_ext))  # fmt: skip
+                turned.append(suit_text((1 - fx) * W, (0.13 + 0.74 * (1 - fy)) * H, ps))
             else:
-                parts.append(_text(fx * W, (0.13 + 0.74 * fy) * H, ps, sch, suit_family, "normal", fill, "normal",
-                                   s_ext))  # fmt: skip
+                parts.append(suit_text(fx * W, (0.13 + 0.74 * fy) * H, ps))
         if turned:
             parts.append(f'<g transform="rotate(180 {W / 2} {H / 2})">' + "".join(turned) + "</g>")
     elif rank == "A":
-        parts.append(_text(W / 2, H / 2, ps * 2.2, sch, suit_family, "normal", fill, "normal", s_ext))
+        parts.append(suit_text(W / 2, H / 2, ps * 2.2))
     else:
         # A face card: a framed abstract picture in card colours (no letter, no portrait).
         x0, y0, x1, y1 = 0.19 * W, 0.1 * H, 0.81 * W, 0.9 * H

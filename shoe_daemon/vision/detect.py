@@ -6,7 +6,10 @@ speed, thresholded (Otsu, with a floor over the felt level), and each outer cont
 with a quadrilateral at full resolution: the four sides are fitted as lines to the contour
 (rounded corners and a hand over one corner do not move them) and intersected. A candidate is
 kept when its sides have a card's ratio (1.25-1.75), its size is a card's and the white region
-fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropped here.
+fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropped here. A
+card-sized region that fails is looked at again: at a stricter threshold (a light hand or a cuff
+bridging two cards is less white than card stock), then by its convex hull (a hand cutting
+through a court card's white border into its picture); a quadrilateral inside another is dropped.
 """
 
 from __future__ import annotations
@@ -181,6 +184,128 @@ def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
     return out.astype(np.float32), _boundary_agreement(out, pts, tol)
 
 
+RETRY_MIN_SHORT = MIN_CARD_SHORT * 0.8   # a rejected region this wide may hold a card merged with something
+
+
+def _check(c: np.ndarray, area: float, w: int, h: int, off=(0, 0)) -> tuple[Candidate | None, np.ndarray, str]:
+    """Test one outer contour (image coordinates less ``off``): a candidate, or the shape and why not."""
+    ox, oy = off
+    (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+    if min(rw, rh) < MIN_CARD_SHORT * 0.8 or not 1.08 <= max(rw, rh) / max(min(rw, rh), 1) <= 2.0 \
+            or area < 0.6 * rw * rh:
+        return None, np.float32(c.reshape(-1, 2) + np.float32([ox, oy])), "shape"
+    fitted = fit_quad(c)
+    if fitted is None:
+        return None, np.float32(c.reshape(-1, 2) + np.float32([ox, oy])), "not a quadrilateral"
+    quad, agree = fitted
+    quad = _order(quad) + np.float32([ox, oy])
+    sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+    short, long_ = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    ratio = long_ / max(short, 1e-6)
+    qarea = abs(cv2.contourArea(quad))
+    # The contour runs through the outermost white pixel centres: add half a pixel all round.
+    fill = (area + 0.5 * cv2.arcLength(c, True)) / max(qarea, 1.0)
+    if short < MIN_CARD_SHORT or long_ > MAX_CARD_LONG:
+        return None, quad, "size"
+    if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
+        return None, quad, f"proportions {ratio:.2f}"
+    if agree < MIN_AGREE:
+        return None, quad, f"outline {agree:.2f}"
+    if fill < MIN_FILL or fill > 1.12:
+        return None, quad, f"fill {fill:.2f}"
+    if quad[:, 0].min() < 1 or quad[:, 1].min() < 1 or quad[:, 0].max() > w - 2 or quad[:, 1].max() > h - 2:
+        return None, quad, "out of frame"
+    # Opposite sides of a card seen from above are near parallel and near equal.
+    if min(sides[0], sides[2]) / max(sides[0], sides[2]) < 0.7 or \
+            min(sides[1], sides[3]) / max(sides[1], sides[3]) < 0.7:
+        return None, quad, "not a rectangle"
+    return Candidate(quad, fill, agree, ratio), quad, ""
+
+
+def _split(white: np.ndarray, c: np.ndarray, thr: float, w: int, h: int, min_area: float,
+           max_area: float) -> list[Candidate]:  # fmt: skip
+    """Cards inside a rejected white region, found again at a stricter threshold.
+
+    A light-skinned hand, a cuff or glare bridging two cards (or a card and the felt beyond a
+    hand) is whiter than the felt but less white than card stock: within the region, the
+    threshold halfway between the felt's and the card stock's whiteness lets the cards apart.
+    """
+    x, y, bw, bh = cv2.boundingRect(c)
+    x0, y0 = max(x - 2, 0), max(y - 2, 0)
+    x1, y1 = min(x + bw + 2, w), min(y + bh + 2, h)
+    region = white[y0:y1, x0:x1]
+    inside = np.zeros(region.shape, np.uint8)
+    cv2.drawContours(inside, [c], -1, 1, -1, offset=(-x0, -y0))
+    vals = region[inside > 0]
+    if vals.size < min_area:
+        return []
+    stock = float(np.percentile(vals, 90))
+    if stock - thr < 40:
+        return []
+    found = []
+    for frac in (0.5, 0.7):
+        t2 = thr + frac * (stock - thr)
+        mask = ((region > t2) & (inside > 0)).astype(np.uint8)
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        for sub in contours:
+            area = cv2.contourArea(sub)
+            if area < min_area or area > max_area * 1.3:
+                continue
+            cand, _, _ = _check(sub, area, w, h, (x0, y0))
+            if cand is not None:
+                found.append(cand)
+        if found:
+            break
+    return found
+
+
+HULL_MIN_AGREE = 0.85      # share of a bitten card's hull on its quadrilateral's sides
+MAX_FELT_IN_HULL = 0.03   # share of felt-coloured pixels a card's convex hull may hold
+FELT_DISTANCE = 60.0       # BGR distance within which a pixel is the felt's colour
+
+
+def felt_colour(frame: np.ndarray) -> np.ndarray:
+    """The felt's BGR (the median of the frame: the felt covers most of a table camera's view)."""
+    return np.median(frame[::8, ::8].reshape(-1, 3), axis=0).astype(np.float32)
+
+
+def _hull_card(frame: np.ndarray, c: np.ndarray, area: float, felt: np.ndarray, w: int, h: int) -> list[Candidate]:
+    """A card whose white border a hand cuts through, into a court picture.
+
+    Then the picture (not white) joins the felt round the hand, and the white region is a card's
+    outline with a bite out of it: no card's shape. Its convex hull is the card (less the
+    corner under the hand) and holds no felt; two cards merged, or a chip beside a card, hold
+    felt between them and are left alone.
+    """
+    hull = cv2.convexHull(c)
+    hull_area = cv2.contourArea(hull)
+    if hull_area <= 0 or area / hull_area > 0.92:
+        return []
+    x, y, bw, bh = cv2.boundingRect(hull)
+    inside = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(inside, [hull], -1, 1, -1, offset=(-x, -y))
+    inside = cv2.erode(inside, np.ones((5, 5), np.uint8))     # not the felt just beyond the edge
+    part = frame[y:y + bh, x:x + bw].astype(np.float32)
+    felt_like = np.linalg.norm(part - felt, axis=2) < FELT_DISTANCE
+    n = int(inside.sum())
+    if n == 0 or float(felt_like[inside > 0].mean()) > MAX_FELT_IN_HULL:
+        return []
+    pts = hull.reshape(-1, 2).astype(np.float32)
+    dense = []
+    for i in range(len(pts)):
+        p, q = pts[i], pts[(i + 1) % len(pts)]
+        k = max(1, int(np.linalg.norm(q - p) / 2))
+        dense.extend(p + (q - p) * t for t in np.arange(k) / k)
+    outline = np.round(np.array(dense)).astype(np.int32).reshape(-1, 1, 2)
+    cand, _, _ = _check(outline, hull_area, w, h)
+    # The hull of a bitten card is its four sides and the chord across the bite: nearly all of
+    # it lies on the quadrilateral (a chip's ring or a blob of glare does not).
+    if cand is None or cand.agree < HULL_MIN_AGREE:
+        return []
+    return [cand]
+
+
 def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
     h, w = frame.shape[:2]
@@ -192,47 +317,37 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
     rejected: list[tuple[np.ndarray, str]] = []
     min_area = MIN_CARD_SHORT * MIN_CARD_SHORT * 1.2 * MIN_FILL
     max_area = MAX_CARD_LONG * MAX_CARD_LONG / 1.2
+    felt = None
     for c in contours:
         area = cv2.contourArea(c)
         if area < min_area or area > max_area * 1.3:
             continue
-        # Cheap test first: the rotated bounding box of a card (chips and glare are round).
-        (_, _), (rw, rh), _ = cv2.minAreaRect(c)
-        if min(rw, rh) < MIN_CARD_SHORT * 0.8 or not 1.08 <= max(rw, rh) / max(min(rw, rh), 1) <= 2.0 \
-                or area < 0.6 * rw * rh:
-            rejected.append((np.float32(c.reshape(-1, 2)), "shape"))
+        cand, shape, why = _check(c, area, w, h)
+        if cand is not None:
+            found.append(cand)
             continue
-        fitted = fit_quad(c)
-        if fitted is None:
-            rejected.append((np.float32(c.reshape(-1, 2)), "not a quadrilateral"))
-            continue
-        quad, agree = fitted
-        quad = _order(quad)
-        sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
-        short, long_ = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
-        ratio = long_ / max(short, 1e-6)
-        qarea = abs(cv2.contourArea(quad))
-        # The contour runs through the outermost white pixel centres: add half a pixel all round.
-        fill = (area + 0.5 * cv2.arcLength(c, True)) / max(qarea, 1.0)
-        if short < MIN_CARD_SHORT or long_ > MAX_CARD_LONG:
-            rejected.append((quad, "size"))
-            continue
-        if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
-            rejected.append((quad, f"proportions {ratio:.2f}"))
-            continue
-        if agree < MIN_AGREE:
-            rejected.append((quad, f"outline {agree:.2f}"))
-            continue
-        if fill < MIN_FILL or fill > 1.12:
-            rejected.append((quad, f"fill {fill:.2f}"))
-            continue
-        if quad[:, 0].min() < 1 or quad[:, 1].min() < 1 or quad[:, 0].max() > w - 2 or quad[:, 1].max() > h - 2:
-            rejected.append((quad, "out of frame"))
-            continue
-        # Opposite sides of a card seen from above are near parallel and near equal.
-        if min(sides[0], sides[2]) / max(sides[0], sides[2]) < 0.7 or \
-                min(sides[1], sides[3]) / max(sides[1], sides[3]) < 0.7:
-            rejected.append((quad, "not a rectangle"))
-            continue
-        found.append(Candidate(quad, fill, agree, ratio))
-    return found, rejected
+        # Something card-sized or larger that is no card: cards merged with a hand, a cuff, glare
+        # or each other? Look inside at a stricter threshold ("out of frame" is a card, cut).
+        if why != "out of frame" and min(cv2.minAreaRect(c)[1]) >= RETRY_MIN_SHORT:
+            inner = _split(white, c, thr, w, h, min_area, max_area)
+            if not inner:
+                if felt is None:
+                    felt = felt_colour(frame)
+                inner = _hull_card(frame, c, area, felt, w, h)
+            if inner:
+                found.extend(inner)
+                continue
+        rejected.append((shape, why))
+    # Cards lie side by side, never one inside another: a quadrilateral within a larger one is a
+    # part of that card's face (a picture's white), found when its outline was split.
+    keep = []
+    for cand in found:
+        centre = cand.quad.mean(axis=0)
+        area = abs(cv2.contourArea(cand.quad))
+        if any(o is not cand and abs(cv2.contourArea(o.quad)) > area
+               and cv2.pointPolygonTest(o.quad.reshape(-1, 1, 2), (float(centre[0]), float(centre[1])), False) > 0
+               for o in found):  # fmt: skip
+            rejected.append((cand.quad, "inside another card"))
+        else:
+            keep.append(cand)
+    return keep, rejected

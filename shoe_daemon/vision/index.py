@@ -103,11 +103,13 @@ class CornerReading:
     suit_raster: np.ndarray | None = None
 
 
-def _binarise(ink: np.ndarray) -> np.ndarray:
+def _binarise(ink: np.ndarray, faint: bool = False) -> np.ndarray:
     hi = float(ink.max())
     if hi < 0.3:
         return np.zeros(ink.shape, np.uint8)
     thr = max(0.25, min(0.5, 0.5 * hi))
+    if faint:   # thin strokes washed out by blur or light, beside solid ink that sets ``hi``
+        thr = max(0.22, 0.5 * thr)
     binary = (ink > thr).astype(np.uint8)
     # Long straight lines are no glyph: a picture's frame, felt along a misfitted edge.
     h, w = binary.shape
@@ -133,14 +135,20 @@ def find_index(blobs: list[Blob], roi_w: int, roi_h: int) -> tuple[Blob | None, 
         return None, None, "no rank glyph"
     first = min(cands, key=lambda b: b.y)
     rank = first
-    # Join the blobs on the same line beside it ("10", a glyph broken by blur).
+    # Join the blobs on the same line beside it ("10", a glyph broken by blur). A part of the
+    # line's glyphs shares its top and baseline, or lies within it and has some weight; a stroke
+    # starting halfway down and running below the line (what is left of a picture's frame) is
+    # no part of it.
     for b in sorted(blobs, key=lambda b: abs(b.x - first.x)):
         if b is first:
             continue
         overlap = min(rank.y1, b.y1) - max(rank.y, b.y)
         gap = max(b.x - rank.x1, rank.x - b.x1)
+        tol = 0.25 * first.h
+        aligned = abs(b.y - first.y) <= tol and abs(b.y1 - first.y1) <= tol
+        within = b.y >= first.y - tol and b.y1 <= first.y1 + tol and b.area >= 0.3 * first.area
         if overlap >= 0.5 * min(b.h, rank.h) and gap <= 0.45 * rank.h and b.h >= 0.3 * rank.h \
-                and rank.union(b).w <= 0.2 * CW:
+                and rank.union(b).w <= 0.2 * CW and (aligned or within):
             rank = rank.union(b)
     # The suit: the first blob under the rank, in its column.
     below = [b for b in blobs
@@ -247,14 +255,17 @@ def corner_roi(card: np.ndarray, ink: np.ndarray, corner: int) -> tuple[np.ndarr
 
 
 def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: int,
-                extras: bool = False, features: bool = True) -> CornerReading:  # fmt: skip
+                extras: bool = False, features: bool = True, faint: bool = False) -> CornerReading:  # fmt: skip
     """Read index corner ``corner`` (see :func:`corner_roi`).
+
+    ``faint`` segments at a lower ink threshold: a second try for a corner whose glyphs the first
+    did not give (thin strokes of a small, blurred or over-exposed index fall under the usual one).
 
     ``extras`` also gives the rank blob rastered as a suit and the suit blob as a rank (in
     ``.extra``), the negatives that teach each classifier to refuse the other's glyph.
     """
     part, inkp = corner_roi(card, ink, corner)
-    binary = _binarise(inkp)
+    binary = _binarise(inkp, faint)
     rank, suit, reason = find_index(_blobs(binary), ROI_W, ROI_H)
     if rank is None:
         return CornerReading(None, None, float("nan"), None, None, reason)

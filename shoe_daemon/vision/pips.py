@@ -18,6 +18,7 @@ from shoe_daemon.vision.index import CH, CW, Blob
 X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
 # Pips in the middle column and in the two side columns, by count (French-suited layouts).
+MAX_INTRUSION = 0.12   # share of the pip area that ink from beyond the card's edge may cover
 LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
 
 
@@ -70,8 +71,33 @@ def back_texture(ink: np.ndarray) -> str | None:
 
 def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray | None = None) -> PipReading:
     region = ink[Y0:Y1, X0:X1]
-    h, w = region.shape
     binary = (region > 0.4).astype(np.uint8)
+    first = _read(binary, card, white)
+    if first.kind != "unclear" or first.reason == "no ink in the centre":
+        return first
+    # Ink that reaches the card's edge (a hand or a sleeve over a corner, felt along a misfitted
+    # edge) is no pip: no standard layout prints one there. Set aside, the rest may count. A pip
+    # it hides (or touches, and goes with it) breaks the layout or its symmetry, and the count
+    # fails: it never passes for another standard count (and the index must agree with it).
+    whole = (ink > 0.4).astype(np.uint8)
+    _, labels, _, _ = cv2.connectedComponentsWithStats(whole, connectivity=8)
+    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
+    edge = edge[edge > 0]
+    if not len(edge):
+        return first
+    from_edge = np.isin(labels[Y0:Y1, X0:X1], edge)
+    if not from_edge.any() or float(from_edge.mean()) > MAX_INTRUSION:
+        return first
+    binary[from_edge] = 0
+    second = _read(binary, card, white)
+    if second.kind == "pips":
+        second.reason = "ink from the card's edge set aside"
+        return second
+    return first
+
+
+def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None) -> PipReading:
+    h, w = binary.shape
     # The middle third (across and along): pictures fill it, pips leave it mostly paper.
     mid = binary[h // 3: 2 * h // 3, w // 4: 3 * w // 4]
     centre_ink = float(mid.mean())

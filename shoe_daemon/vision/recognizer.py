@@ -34,7 +34,9 @@ STATUSES = ("ok", "partial", "unknown")
 RANK_OF_COUNT = {1: "A", **{n: str(n) for n in range(2, 10)}, 10: "T"}
 VALUES = np.array([RANK_VALUES[r] for r in RANKS])
 MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it is not an index
+RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second reading counts
 MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
+MIN_SIZE_RATIO = 0.6   # and one this much smaller is no card
 
 
 @dataclass
@@ -111,6 +113,20 @@ def _quad_area(q: np.ndarray) -> float:
     return abs(float(d1[0] * d2[1] - d1[1] * d2[0])) / 2
 
 
+SUIT_DOUBT = 0.4        # a pip's "not a pip" probability above which it is doubt, not dropped
+
+
+def _suit_q(p: np.ndarray) -> np.ndarray:
+    """Suit probabilities of one pip, given it is a pip (its "not a pip" share dropped).
+
+    A blob the classifier half refuses (0.56 club, 0.44 "not a pip": a speck under a small
+    court's rank) is no sure club: above SUIT_DOUBT that share is doubt, spread over the suits.
+    """
+    if p[4] > SUIT_DOUBT:
+        return p[:4] + p[4] / 4.0
+    return p[:4] / max(1e-9, 1.0 - p[4])
+
+
 def _calibrate(table: list[list[float]] | None, raw: float) -> float:
     """Piecewise-linear map raw score -> probability of being right (identity if no table)."""
     if not table:
@@ -161,7 +177,8 @@ class Recognizer:
         cands, shapes = detect.find_cards(frame_bgr)
         rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame"]
         # Every card on the table has one size (perspective aside): a much larger "card" among
-        # three or more is two cards touching, side by side.
+        # three or more is two cards touching, side by side; a much smaller one is something
+        # else (a chip's white ring, a patch of glare).
         if len(cands) >= 3:
             sizes = np.array([math.sqrt(_quad_area(c.quad)) for c in cands])
             med = float(np.median(sizes))
@@ -169,22 +186,15 @@ class Recognizer:
             for c, sz in zip(cands, sizes, strict=True):
                 if sz > MAX_SIZE_RATIO * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too large for a card here ({sz / med:.2f}x)"))
+                elif sz < MIN_SIZE_RATIO * med:
+                    rejected.append((np.round(c.quad, 1).tolist(), f"too small for a card here ({sz / med:.2f}x)"))
                 else:
                     keep.append(c)
             cands = keep
         per_card = []
         rank_r, rank_b, suit_r, suit_b = [], [], [], []   # rasters and blobs, classified in one batch
-        for cand in cands:
-            card = index.rectify(frame_bgr, cand.quad)
-            white = index.white_balance(card)
-            ink = index.ink_map(card, white)
-            back = pips.back_texture(ink)
-            if back is not None:
-                rejected.append((np.round(cand.quad, 1).tolist(), back))
-                continue
-            corners = [index.read_corner(card, ink, white, c, features=False) for c in (0, 2)]
-            pip = pips.read_pips(ink, card, white)
-            slots = {"rank": [], "suit": [], "pip": []}
+
+        def add(corners, slots):
             for r in corners:
                 if r.rank_raster is not None:
                     slots["rank"].append(len(rank_r))
@@ -198,15 +208,61 @@ class Recognizer:
                     suit_b.append(r.suit_box)
                 else:
                     slots["suit"].append(None)
+
+        for cand in cands:
+            card = index.rectify(frame_bgr, cand.quad)
+            white = index.white_balance(card)
+            ink = index.ink_map(card, white)
+            back = pips.back_texture(ink)
+            if back is not None:
+                rejected.append((np.round(cand.quad, 1).tolist(), back))
+                continue
+            corners = [index.read_corner(card, ink, white, c, features=False) for c in (0, 2)]
+            pip = pips.read_pips(ink, card, white)
+            slots = {"rank": [], "suit": [], "pip": []}
+            add(corners, slots)
             if pip.kind == "pips":
                 for b in pip.pips[:4]:
                     raster, _ = pips.pip_raster(ink, b, index.SUIT_SIZE)
                     slots["pip"].append(len(suit_r))
                     suit_r.append(raster)
                     suit_b.append(b)
-            per_card.append((cand, corners, pip, slots, ink))
+            per_card.append((cand, corners, pip, slots, (card, ink, white)))
         rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else np.zeros((0, 14))
         sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else np.zeros((0, 5))
+        # A corner that gave no whole index (no glyph, a rejected one, no suit) is segmented once
+        # more at a lower ink threshold: thin strokes of a small or blurred index fall under the
+        # first. The second reading replaces the first only where it gives what the first did not.
+        n_r, n_s = len(rank_r), len(suit_r)
+        retries = []
+        for k, (_cand, corners, _pip, slots, (card, ink, white)) in enumerate(per_card):
+            for c in range(len(corners)):
+                i, j = slots["rank"][c], slots["suit"][c]
+                rank_ok = i is not None and rp[i][13] <= self.thresholds.corner_reject
+                suit_ok = j is not None and sp[j][4] <= self.thresholds.corner_reject
+                if rank_ok and suit_ok:
+                    continue
+                again = index.read_corner(card, ink, white, (0, 2)[c], features=False, faint=True)
+                if again.rank_raster is None or again.suit_raster is None:
+                    continue
+                extra = {"rank": [], "suit": []}
+                add([again], extra)
+                retries.append((k, c, again, extra, rank_ok))
+        if retries:
+            rp = np.concatenate([rp, self.models.rank.proba(index.glyph_features_batch(rank_r[n_r:], rank_b[n_r:], 4))])
+            if len(suit_r) > n_s:
+                sp = np.concatenate([sp, self.models.suit.proba(
+                    index.glyph_features_batch(suit_r[n_s:], suit_b[n_s:], 4))])  # fmt: skip
+        for k, c, again, extra, rank_ok in retries:
+            i, j = extra["rank"][0], extra["suit"][0]
+            first = per_card[k][3]["rank"][c]
+            if rank_ok and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
+                continue    # the two segmentations read the rank differently: keep the first
+            # A second try is believed only as a whole index, each glyph clearly one.
+            if rp[i][13] <= RETRY_REJECT and j is not None and sp[j][4] <= RETRY_REJECT:
+                _cand, corners, _pip, slots, _img = per_card[k]
+                corners[c] = again
+                slots["rank"][c], slots["suit"][c] = i, j
         results = []
         for cand, corners, pip, slots, _ink in per_card:
             res = self._decide(cand, corners, pip, slots, rp, sp, zones)
@@ -223,8 +279,7 @@ class Recognizer:
 
     def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
         th = self.thresholds
-        ranks, suits, reds, reasons = [], [], [], []
-        full_index = False
+        ranks, suits, reds, reasons = [], [], [], []   # per corner read (suit None when not read)
         for k, r in enumerate(corners):
             name = "top-left" if k == 0 else "bottom-right"
             i = slots["rank"][k]
@@ -240,15 +295,15 @@ class Recognizer:
                 continue
             ranks.append(p[:13] / max(1e-9, 1.0 - p[13]))
             j = slots["suit"][k]
+            suit_q = None
             if j is None:
                 reasons.append(f"{name} index: {r.reason or 'no suit pip'}")
             elif sp[j][4] <= th.corner_reject:
-                suits.append(sp[j][:4] / max(1e-9, 1.0 - sp[j][4]))
-                full_index = True
+                suit_q = _suit_q(sp[j])
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
-            if not math.isnan(r.red):
-                reds.append(r.red)
+            suits.append(suit_q)
+            reds.append(r.red)
         quad = np.round(cand.quad, 1).tolist()
         if not ranks:
             return "no readable index: " + "; ".join(reasons)
@@ -265,9 +320,14 @@ class Recognizer:
         if len(ranks) == 2 and support is not None:
             keep = [q for q in ranks if int(q.argmax()) in support]
             if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
-                dropped = [RANKS[int(q.argmax())] for q in ranks if int(q.argmax()) not in support]
-                reasons.append(f"one index corner read {dropped[0]}, against the centre: ignored")
-                ranks = keep
+                bad = 0 if int(ranks[0].argmax()) not in support else 1
+                reasons.append(f"one index corner read {RANKS[int(ranks[bad].argmax())]}, against the centre: ignored")
+                # All of that corner goes: its suit pip and ink colour were read from the same
+                # misplaced or half-hidden blobs.
+                ranks, suits, reds = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds))
+        full_index = any(q is not None for q in suits)
+        reds = [x for x in reds if not math.isnan(x)]
+        suits = [q for q in suits if q is not None]
         # The two corners show the same glyph (same design, same light): their errors go together,
         # so they are averaged, not multiplied; each must agree with the other to be believed.
         idx_rank = np.mean(ranks, axis=0)
@@ -297,7 +357,7 @@ class Recognizer:
         log_suit = np.zeros(4)
         if suits:
             log_suit += np.log(0.01 + np.mean(suits, axis=0))
-        pip_q = [sp[i][:4] / max(1e-9, 1 - sp[i][4]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
+        pip_q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
         if pip_q:
             log_suit += np.log(0.01 + np.mean(pip_q, axis=0))
         if reds:

@@ -48,6 +48,9 @@ TRAIN_FONTS = [
     ("DejaVu Sans Mono", "normal", "normal"),
 ]  # fmt: skip
 SUIT_FONTS = ["DejaVu Sans", "FreeSans", "Standard Symbols PS", "DejaVu Serif"]
+# Designs of procedural stroke-drawn rank glyphs (shoe_daemon.vision.strokefont): shapes no
+# installed font has (flat-topped 3, open 4, barred J, curved 7...), each seed another design.
+STROKE_DESIGNS = 16
 # Never trained on: the benchmark's unseen-font deck is printed in the first.
 HELD_OUT_FONTS = ["Liberation Serif", "Nimbus Roman", "FreeSerif"]
 TEST_FONT = ("Liberation Serif", "bold")
@@ -153,6 +156,11 @@ def font_decks(n_styles: int = 2) -> list[tuple[str, dict[str, np.ndarray]]]:
             suit_family = SUIT_FONTS[(i + s) % len(SUIT_FONTS)]
             decks.append((f"{family}/{weight}/{stretch}/style{style}",
                           font_deck(family, weight, 360, stretch, style=style, suit_family=suit_family)))  # fmt: skip
+    for seed in range(1, STROKE_DESIGNS + 1):
+        style = 500 + seed
+        suit_family = SUIT_FONTS[seed % len(SUIT_FONTS)]
+        decks.append((f"stroke:{seed}/style{style}",
+                      font_deck(f"stroke:{seed}", "normal", 360, "normal", style=style, suit_family=suit_family)))
     return decks
 
 
@@ -290,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     cj = collect(cardsjs_faces(), backs, args.per_card * 4, args.seed + 999)
     _log(f"cardsJS: {len(cj.ry)} rank samples; collected in {time.time() - t0:.0f} s")
     base_info = {"fonts": [f"{f} {w} {s}" for f, w, s in TRAIN_FONTS], "styles_per_font": args.styles,
+                 "stroke_designs": STROKE_DESIGNS,
                  "suit_fonts": SUIT_FONTS, "held_out_fonts": HELD_OUT_FONTS, "per_card": args.per_card,
                  "seed": args.seed}  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
