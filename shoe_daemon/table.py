@@ -368,7 +368,9 @@ class Table(CameraCrossCheck):
                 if alert.get("key") == key:
                     self._clear(out, alert_id, event.t, by=event.source, reason="link restored")
         elif not any(a.get("key") == key for a in self.active_alerts.values()):
-            self._raise(out, event, LINK_LOST, "error", f"{event.source} link lost: {event.data.get('reason')}",
+            # The shoe is the table's reader; without the camera the table still deals.
+            severity = "warning" if event.source == "camera" else "error"
+            self._raise(out, event, LINK_LOST, severity, f"{event.source} link lost: {event.data.get('reason')}",
                         dict(event.data), key=key)
         self._publish_sources(out, event.t)
 

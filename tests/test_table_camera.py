@@ -168,3 +168,18 @@ def test_card_sources_follow_push_backs_and_corrections():
         "punto": [{"source": "shoe"}, {"source": "camera", "confidence": 0.9}],
         "banco": [{"source": "api"}, {"source": "shoe"}],
     }
+
+
+def test_a_lost_camera_is_a_warning_and_the_table_deals_on():
+    t = linked(Table(TableRules(), "t1"))
+    outs = feed(t, [Event(0.5, Kind.LINK_UP, "camera", {"driver": "camera", "source": "0"}),
+                    Event(1.0, Kind.LINK_DOWN, "camera", {"reason": "no more frames"})])
+    (lost,) = alerts(outs)
+    assert (lost["kind"], lost["severity"], lost["key"]) == ("link_lost", "warning", "camera:link_lost")
+    outs = feed(t, [shoe(2, "2S")])
+    assert published(outs, "coup/card")[0]["card"] == "2S" and t.lights == "banco"
+    outs = feed(t, [Event(3.0, Kind.LINK_UP, "camera", {"driver": "camera", "source": "0"})])
+    assert [a["id"] for a in alerts(outs, "cleared")] == [lost["id"]] and not t.active_alerts
+    # The shoe's own link is still an error.
+    (shoe_lost,) = alerts(feed(t, [Event(4.0, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"})]))
+    assert shoe_lost["severity"] == "error"
