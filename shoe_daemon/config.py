@@ -408,11 +408,6 @@ class CameraRecognizerConfig(_Section):
             raise ValueError(f"no such file: {v}")
         return v
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """Dict-style access for the recogniser (its options may also be a plain dict)."""
-        value = getattr(self, key, None)
-        return default if value is None else value
-
 
 class CameraConfig(_Section):
     """[camera] — the overhead camera, a second card source (docs/camera.md). Off by default."""

@@ -22,6 +22,7 @@ from typing import Any
 from shoe_daemon.events import Event, Kind
 from shoe_daemon.game.alerts import AlertKind
 from shoe_daemon.game.cards import CardCodeError, parse_card
+from shoe_daemon.game.coup import side_at
 from shoe_daemon.game.engine import DealingEngine, EngineError, Step, TableRules
 from shoe_daemon.game.odds import NotEnoughCardsError, analyze
 from shoe_daemon.game.roads import Roads
@@ -66,12 +67,6 @@ def _card_source(source: str, confidence: Any = None) -> dict:
     if isinstance(confidence, (int, float)) and not isinstance(confidence, bool):
         entry["confidence"] = confidence
     return entry
-
-
-def _dealing_sides(n_punto: int, n_banco: int) -> list[str]:
-    """The side of each card of a layout, in dealing order: P B P B, then Punto's third, Banco's third."""
-    opening = [side for i in range(2) for side, n in (("punto", n_punto), ("banco", n_banco)) if n > i]
-    return opening + ["punto"] * (n_punto - 2) + ["banco"] * (n_banco - 2)
 
 
 def rules_from_config(table_cfg) -> TableRules:
@@ -534,9 +529,10 @@ class Table(CameraCrossCheck):
         """Each card's source, parallel to the snapshot's ``punto`` and ``banco``."""
         by_side: dict[str, list[dict]] = {"punto": [], "banco": []}
         sources = self._card_sources.get(snap["coup_id"], [])
-        # strict=False: after a push-back or a correction, entries past the coup's cards are stale.
-        for side, entry in zip(_dealing_sides(len(snap["punto"]), len(snap["banco"])), sources, strict=False):
-            by_side[side].append(entry)
+        # After a push-back, entries past the coup's cards are stale.
+        n_punto = len(snap["punto"])
+        for index, entry in enumerate(sources[:n_punto + len(snap["banco"])]):
+            by_side[side_at(index, n_punto).value].append(entry)
         return by_side
 
     def _publish_alerts(self, out: list, t: float) -> None:

@@ -8,6 +8,8 @@ import queue
 import sys
 import time
 
+from shoe_daemon.commands.argtypes import positive_int
+
 HELP = "live terminal view of a table subscribed over MQTT (coup, result, shoe, alerts)"
 
 EPILOG = """\
@@ -43,21 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-key", metavar="PEM", help="client key")
     parser.add_argument("--tls-insecure", action="store_true", help="do not check the broker's host name")
     parser.add_argument("--protocol", choices=["auto", "5", "3.1.1"], default="auto")
-    parser.add_argument("--coups", type=_positive_int, metavar="N", help="exit after N coup results")
+    parser.add_argument("--coups", type=positive_int(), metavar="N", help="exit after N coup results")
     parser.add_argument("--once", action="store_true", help="print the retained state and exit")
     parser.add_argument("--plain", action="store_true", help="one line per event even on a terminal")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="with --once: give up when not subscribed after S seconds (default 10)")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def parse_broker(text: str, *, tls: bool = False) -> tuple[str, int]:

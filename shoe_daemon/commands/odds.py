@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from shoe_daemon.commands.argtypes import positive_int
+
 HELP = "exact Banco / Punto / Tie counts, probabilities and house edges for a shoe"
 
 EPILOG = """\
@@ -31,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--decks",
-        type=_positive_int,
+        type=positive_int("decks"),
         metavar="N",
         help=f"decks in a full shoe (default {DEFAULT_DECKS})",
     )
@@ -49,16 +51,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="CODES",
         help="card codes already dealt from a full --decks shoe (e.g. 'AS 9H TD')",
     )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of decks") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"the number of decks must be at least 1, got {n}")
-    return n
 
 
 def _composition(text: str):

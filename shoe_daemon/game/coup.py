@@ -48,6 +48,16 @@ _VALUE_BY_ID = {id(parse_card(code)): parse_card(code).value for code in ALL_COD
 _OPENING = (PUNTO, BANCO, PUNTO, BANCO)
 
 
+def side_at(index: int, punto_cards: int) -> Side:
+    """The side of the card at ``index`` (dealing order) of a coup whose Punto has ``punto_cards``:
+    P B P B, then Punto's third card if it has one, then Banco's."""
+    if index < 4:
+        return _OPENING[index]
+    if index == 4 and punto_cards == 3:
+        return PUNTO
+    return BANCO
+
+
 def _after_four(pt: int, bt: int) -> Side | None:
     if pt >= 8 or bt >= 8:
         return None  # a natural on either side ends the coup
@@ -158,11 +168,7 @@ class Coup:
 
     def side_of(self, index: int) -> Side:
         """The side of the card at ``index`` (dealing order)."""
-        if index < 4:
-            return _OPENING[index]
-        if index == 4 and len(self.punto) == 3:
-            return PUNTO
-        return BANCO
+        return side_at(index, len(self.punto))
 
 
 @record

@@ -15,24 +15,16 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from shoe_daemon.events import Event, Kind
+
+if TYPE_CHECKING:
+    from shoe_daemon.config import CameraConfig
 
 log = logging.getLogger(__name__)
 
 SOURCE = "camera"
-
-
-def option(cfg, name: str, default=None):
-    """A [camera] setting, from the config section or a plain dict (a fixture's camera_config)."""
-    value = cfg.get(name) if isinstance(cfg, dict) else getattr(cfg, name, None)
-    return default if value is None else value
-
-
-def fuser_options(cfg) -> dict:
-    """``CardFuser`` keyword arguments from [camera] fuser (unset keys keep the fuser's defaults)."""
-    fuser = option(cfg, "fuser", {}) or {}
-    return fuser.options() if hasattr(fuser, "options") else dict(fuser)
 
 
 class CameraReader:
@@ -42,12 +34,12 @@ class CameraReader:
     on recorded frames, so a replayed camera session goes through the same code.
     """
 
-    def __init__(self, cfg, *, recognizer=None, fuser=None):
+    def __init__(self, cfg: CameraConfig, *, recognizer=None, fuser=None):
         from shoe_daemon.vision import CardFuser, Recognizer
 
         self.recognizer = recognizer or Recognizer(cfg)
         # [camera] fuser = {settle_frames, min_votes, max_frames, ...}: how long a card must rest.
-        self.fuser = fuser or CardFuser(**fuser_options(cfg))
+        self.fuser = fuser or CardFuser(**cfg.fuser.options())
         self.recent_ms: collections.deque[float] = collections.deque(maxlen=256)   # recognition times
         self.decided = {"ok": 0, "unsure": 0}
 
@@ -81,7 +73,7 @@ def card_event(card, now: float) -> Event:
 
 
 class CameraSource:
-    def __init__(self, camera_cfg, on_events: Callable[[list[Event]], None], *,
+    def __init__(self, camera_cfg: CameraConfig, on_events: Callable[[list[Event]], None], *,
                  clock: Callable[[], float] = time.time, recognizer=None, fuser=None,
                  reconnect_min: float = 1.0, reconnect_max: float = 30.0):
         self.cfg = camera_cfg
@@ -103,9 +95,6 @@ class CameraSource:
         self._reader: CameraReader | None = None
         self._frame_times: collections.deque[float] = collections.deque(maxlen=64)   # monotonic
 
-    def _option(self, name: str, default=None):
-        return option(self.cfg, name, default)
-
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
         self._thread.start()
@@ -121,8 +110,8 @@ class CameraSource:
 
         reader = self._reader = CameraReader(self.cfg, recognizer=self._recognizer, fuser=self._fuser)
         ever_up = False
-        source = self._option("source")
-        fps = self._option("fps")
+        source = self.cfg.source
+        fps = self.cfg.fps
         live = describe(source) in ("camera", "stream")
         backoff = self.reconnect_min
         while not self._stop.is_set():
@@ -169,7 +158,7 @@ class CameraSource:
             return round(recent[min(len(recent) - 1, int(q * len(recent)))], 2) if recent else None
 
         return {
-            "source": masked_source(self._option("source")), "connected": self.connected,
+            "source": masked_source(self.cfg.source), "connected": self.connected,
             "finished": self.finished,
             "frames": self.frames, "fps": round((len(times) - 1) / span, 2) if span > 0 else None,
             "cards": dict(reader.decided) if reader is not None else {"ok": 0, "unsure": 0},
@@ -182,7 +171,7 @@ class CameraSource:
         from shoe_daemon.vision.frames import masked_source
 
         if reason != self.last_error:
-            log.warning("camera %s: %s", masked_source(self._option("source")), reason)
+            log.warning("camera %s: %s", masked_source(self.cfg.source), reason)
         self.last_error = reason
         if self.connected:
             self.connected = False

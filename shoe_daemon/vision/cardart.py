@@ -159,16 +159,12 @@ def _esc(text: str) -> str:
 _EXTENTS: dict[tuple[str, str, str], dict[str, tuple[float, float]]] = {}
 
 
-def ink_extents(family: str, weight: str = "normal", stretch: str = "normal") -> dict[str, tuple[float, float]]:
-    """Vertical ink extent (top, bottom) of each index text and suit of a font, relative to the
-    baseline, in font sizes (top < 0: above the baseline): for placing glyphs by their ink."""
+def _text_row(texts: list[str], family: str, weight: str, stretch: str, size: int, kind: str) -> np.ndarray:
+    """``texts`` in one font, each centred in its own square cell (2 x ``size``) on one row, baseline
+    at 0.7 of the cell: a grey image (255 = paper), rendered once and cached under ``kind``."""
     import cv2
 
-    key = (family, weight, stretch)
-    if key in _EXTENTS:
-        return _EXTENTS[key]
-    texts = list(RANK_TEXT.values()) + list(SUIT_CHAR.values())
-    size, cell = 100, 200
+    cell = size * 2
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cell * len(texts)}" height="{cell}">',
              f'<rect width="{cell * len(texts)}" height="{cell}" fill="#fff"/>']
     for i, t in enumerate(texts):
@@ -176,9 +172,21 @@ def ink_extents(family: str, weight: str = "normal", stretch: str = "normal") ->
                      f'font-weight="{weight}" font-stretch="{stretch}" font-size="{size}" '
                      f'text-anchor="middle" fill="#000">{_esc(t)}</text>')  # fmt: skip
     parts.append("</svg>")
-    tag = "extents-" + "".join(ch for ch in f"{family}-{weight}-{stretch}" if ch.isalnum() or ch == "-")
+    tag = f"{kind}-" + "".join(ch for ch in f"{family}-{weight}-{stretch}" if ch.isalnum() or ch == "-")
     img = _cached_render({"sheet": "".join(parts)}, cell * len(texts), tag)["sheet"]
-    ink = cv2.cvtColor(img, cv2.COLOR_BGRA2GRAY) < 128
+    return cv2.cvtColor(img, cv2.COLOR_BGRA2GRAY)
+
+
+def ink_extents(family: str, weight: str = "normal", stretch: str = "normal") -> dict[str, tuple[float, float]]:
+    """Vertical ink extent (top, bottom) of each index text and suit of a font, relative to the
+    baseline, in font sizes (top < 0: above the baseline): for placing glyphs by their ink."""
+
+    key = (family, weight, stretch)
+    if key in _EXTENTS:
+        return _EXTENTS[key]
+    texts = list(RANK_TEXT.values()) + list(SUIT_CHAR.values())
+    size, cell = 100, 200
+    ink = _text_row(texts, family, weight, stretch, size, "extents") < 128
     out = {}
     for i, t in enumerate(texts):
         rows = np.nonzero(ink[:, cell * i: cell * (i + 1)].any(axis=1))[0]
@@ -306,21 +314,10 @@ def glyph_sheet(family: str, weight: str = "normal", stretch: str = "normal",
 
     Returns ``glyph -> uint8`` ink map (255 = ink, 0 = paper), about ``size`` pixels tall.
     """
-    import cv2
 
     glyphs = list(glyphs)
     cell = size * 2
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cell * len(glyphs)}" height="{cell}">',
-             f'<rect width="{cell * len(glyphs)}" height="{cell}" fill="#fff"/>']
-    for i, g in enumerate(glyphs):
-        parts.append(f'<text x="{cell * i + cell / 2}" y="{cell * 0.7}" font-family="{_esc(family)}" '
-                     f'font-weight="{weight}" font-stretch="{stretch}" font-size="{size}" '
-                     f'text-anchor="middle" fill="#000">{_esc(g)}</text>')  # fmt: skip
-    parts.append("</svg>")
-    tag = "glyphs-" + "".join(ch for ch in f"{family}-{weight}-{stretch}" if ch.isalnum() or ch == "-")
-    img = _cached_render({"sheet": "".join(parts)}, cell * len(glyphs), tag)["sheet"]
-    gray = cv2.cvtColor(img, cv2.COLOR_BGRA2GRAY)
-    ink = 255 - gray
+    ink = 255 - _text_row(glyphs, family, weight, stretch, size, "glyphs")
     out = {}
     for i, g in enumerate(glyphs):
         part = ink[:, cell * i: cell * (i + 1)]

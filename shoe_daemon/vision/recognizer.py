@@ -98,14 +98,9 @@ class Thresholds:
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    if hasattr(obj, key):
-        return getattr(obj, key)
-    extra = getattr(obj, "model_extra", None) or {}
-    return extra.get(key, default)
+    """A setting from a config section or a dict like it; unset (None) gives ``default``."""
+    value = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+    return default if value is None else value
 
 
 def _quad_area(q: np.ndarray) -> float:
@@ -157,12 +152,12 @@ class Recognizer:
         else:
             camera = config
         self.zones = zones if zones is not None else parse_zones(_get(camera, "zones", []) or [])
-        opts = _get(camera, "recognizer", {}) or {}
-        model_path = model_path or opts.get("model")
+        opts = _get(camera, "recognizer", {})
+        model_path = model_path or _get(opts, "model")
         self.models = load_models(str(model_path) if model_path else None)
         t = thresholds or Thresholds()
-        self.thresholds = Thresholds(ok=float(opts.get("ok_threshold", t.ok)),
-                                     partial=float(opts.get("partial_threshold", t.partial)),
+        self.thresholds = Thresholds(ok=float(_get(opts, "ok_threshold", t.ok)),
+                                     partial=float(_get(opts, "partial_threshold", t.partial)),
                                      corner_reject=t.corner_reject)  # fmt: skip
 
     # ------------------------------------------------------------------ the frame
