@@ -14,9 +14,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from shoe_daemon.fixtures.check import check_path, read_check
-from shoe_daemon.fixtures.formats import read_fixture
-from shoe_daemon.fixtures.replay import replay
+from shoe_daemon.recording.check import check_path, read_check
+from shoe_daemon.recording.formats import read_fixture
+from shoe_daemon.recording.replay import replay
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "clean-8-decks.shoelog.gz"
 TARGET = 1.0

@@ -149,7 +149,7 @@ class Daemon:
 
     def wrap_driver(self, driver):
         """The driver the serial source runs: this one. `shoe-daemon replay` overrides it to put the
-        recorded timestamps on the bytes it replays (shoe_daemon/fixtures/replay.py)."""
+        recorded timestamps on the bytes it replays (shoe_daemon/recording/replay.py)."""
         return driver
 
     async def start_api(self) -> None:

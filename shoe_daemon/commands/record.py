@@ -47,8 +47,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def build_header(args, config, start: float):
-    from shoe_daemon.fixtures.formats import Header, fixture_stem
-    from shoe_daemon.fixtures.virtual import iso, port_header, table_header
+    from shoe_daemon.recording.formats import Header, fixture_stem
+    from shoe_daemon.recording.virtual import iso, port_header, table_header
 
     shoe = config.shoe
     return Header(
@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from shoe_daemon.config import ConfigError
-    from shoe_daemon.fixtures.formats import HOST, SHOE, format_for, open_writer, read_fixture, write_fixture
-    from shoe_daemon.fixtures.tap import Tap, finish_header
+    from shoe_daemon.recording.formats import HOST, SHOE, format_for, open_writer, read_fixture, write_fixture
+    from shoe_daemon.recording.tap import Tap, finish_header
 
     try:
         format_for(args.out)

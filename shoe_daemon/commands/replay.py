@@ -93,8 +93,8 @@ class Progress:
 
 
 def list_fixtures(paths: list[Path], out=None) -> int:
-    from shoe_daemon.fixtures.check import check_path
-    from shoe_daemon.fixtures.formats import FixtureFormatError, fixture_stem, read_fixture
+    from shoe_daemon.recording.check import check_path
+    from shoe_daemon.recording.formats import FixtureFormatError, fixture_stem, read_fixture
 
     out = out or sys.stdout
     rows = []
@@ -115,9 +115,9 @@ def list_fixtures(paths: list[Path], out=None) -> int:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from shoe_daemon.fixtures.check import check_path, diff, read_check, update_check
-    from shoe_daemon.fixtures.formats import FixtureFormatError, find_fixtures, is_fixture, read_fixture
-    from shoe_daemon.fixtures.replay import ReplayError, replay
+    from shoe_daemon.recording.check import check_path, diff, read_check, update_check
+    from shoe_daemon.recording.formats import FixtureFormatError, find_fixtures, is_fixture, read_fixture
+    from shoe_daemon.recording.replay import ReplayError, replay
 
     targets = args.fixtures or ([str(default_library())] if (args.list or args.check or args.update_check) else [])
     if not targets:

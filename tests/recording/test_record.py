@@ -13,10 +13,10 @@ import pytest
 from firmware_protocol.messages import Button, ButtonPressed, ShoeState, ShoeStateCode
 from shoe_daemon.cli import main
 from shoe_daemon.emulator import Disconnect, EmulatedShoe, stacked_scenario
-from shoe_daemon.fixtures.check import diff
-from shoe_daemon.fixtures.formats import CLOSE, HOST, LOST, OPEN, SHOE, read_fixture
-from shoe_daemon.fixtures.replay import replay
-from tests.fixtures_replay.live import LiveDaemon, start_recorder, without_times
+from shoe_daemon.recording.check import diff
+from shoe_daemon.recording.formats import CLOSE, HOST, LOST, OPEN, SHOE, read_fixture
+from shoe_daemon.recording.replay import replay
+from tests.recording.live import LiveDaemon, start_recorder, without_times
 
 pytestmark = pytest.mark.timeout(120)
 

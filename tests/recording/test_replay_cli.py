@@ -10,10 +10,10 @@ from firmware_protocol.codec import Decoder
 from firmware_protocol.messages import CardDrawn
 from shoe_daemon.cli import main
 from shoe_daemon.commands.replay import Progress
-from shoe_daemon.fixtures.check import check_path, read_check, write_check
-from shoe_daemon.fixtures.formats import SHOE, Record, read_fixture, write_fixture
-from shoe_daemon.fixtures.replay import replay
-from tests.fixtures_replay.conftest import FIXTURES, LIBRARY
+from shoe_daemon.recording.check import check_path, read_check, write_check
+from shoe_daemon.recording.formats import SHOE, Record, read_fixture, write_fixture
+from shoe_daemon.recording.replay import replay
+from tests.recording.conftest import FIXTURES, LIBRARY
 
 pytestmark = pytest.mark.timeout(120)
 

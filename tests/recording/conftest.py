@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from shoe_daemon.fixtures.check import check_path
-from shoe_daemon.fixtures.formats import find_fixtures
+from shoe_daemon.recording.check import check_path
+from shoe_daemon.recording.formats import find_fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "fixtures"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from shoe_daemon.cli import main
-from shoe_daemon.fixtures.check import check_path, diff, read_check
-from shoe_daemon.fixtures.formats import read_fixture
-from shoe_daemon.fixtures.replay import replay
-from tests.fixtures_replay.conftest import FIXTURES
+from shoe_daemon.recording.check import check_path, diff, read_check
+from shoe_daemon.recording.formats import read_fixture
+from shoe_daemon.recording.replay import replay
+from tests.recording.conftest import FIXTURES
 
 pytestmark = pytest.mark.timeout(120)
 

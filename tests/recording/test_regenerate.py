@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from shoe_daemon.fixtures.check import check_path, diff, read_check
-from shoe_daemon.fixtures.formats import read_fixture
-from tests.fixtures_replay.conftest import FIXTURES, LIBRARY
+from shoe_daemon.recording.check import check_path, diff, read_check
+from shoe_daemon.recording.formats import read_fixture
+from tests.recording.conftest import FIXTURES, LIBRARY
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -41,7 +41,7 @@ def test_recipe_remakes_the_fixture(name, tmp_path):
     session = recipe.make(recipe)
     stored = LIBRARY / recipe.filename
     made = tmp_path / recipe.filename
-    from shoe_daemon.fixtures.formats import write_fixture
+    from shoe_daemon.recording.formats import write_fixture
 
     write_fixture(made, session.fixture)
     hint = (f"fixtures/{recipe.filename} is not what its recipe makes now. If the daemon's wire behaviour "

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from shoe_daemon.config import ApiConfig, Config, JournalConfig, ShoeConfig, TableConfig
-from shoe_daemon.fixtures.replay import CaptureDaemon
+from shoe_daemon.recording.replay import CaptureDaemon
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -51,7 +51,7 @@ class LiveDaemon:
 
     @property
     def lines(self) -> list[str]:
-        from shoe_daemon.fixtures.check import message_line
+        from shoe_daemon.recording.check import message_line
 
         return [message_line(*m) for m in self.daemon.capture.messages]
 

@@ -15,9 +15,9 @@ import shutil
 
 import pytest
 
-from shoe_daemon.fixtures.formats import CAMERA, EVENT, read_fixture, write_fixture
-from shoe_daemon.fixtures.replay import ReplayError, replay
-from tests.fixtures_replay.conftest import LIBRARY
+from shoe_daemon.recording.formats import CAMERA, EVENT, read_fixture, write_fixture
+from shoe_daemon.recording.replay import ReplayError, replay
+from tests.recording.conftest import LIBRARY
 
 pytestmark = pytest.mark.timeout(120)
 

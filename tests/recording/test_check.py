@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from shoe_daemon.fixtures import check
-from shoe_daemon.fixtures.check import (
+from shoe_daemon.recording import check
+from shoe_daemon.recording.check import (
     GZ_OVER,
     check_path,
     diff,

@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from shoe_daemon.fixtures.formats import (
+from shoe_daemon.recording.formats import (
     CAMERA,
     EVENT,
     HOST,
