@@ -29,6 +29,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -115,25 +116,26 @@ class BetLimit(_Section):
 
     min: Decimal = Field(ge=0)
     max: Decimal = Field(gt=0)
-    total_max: Decimal = Field(gt=0)          # all players' stakes on this bet together
+    # All players' stakes on this bet together (``total_max``, its earlier name, is still read).
+    table_max: Decimal = Field(gt=0, validation_alias=AliasChoices("table_max", "total_max"))
 
     @model_validator(mode="after")
     def _ordered(self) -> BetLimit:
         if self.min > self.max:
             raise _KeyedError("min", f"must be at most max ({self.max}) (got {self.min})")
-        if self.max > self.total_max:
-            raise _KeyedError("max", f"must be at most total_max ({self.total_max}) (got {self.max})")
+        if self.max > self.table_max:
+            raise _KeyedError("max", f"must be at most table_max ({self.table_max}) (got {self.max})")
         return self
 
 
 DEFAULT_LIMITS = {
-    "punto": {"min": Decimal("10"), "max": Decimal("10000"), "total_max": Decimal("100000")},
-    "banco": {"min": Decimal("10"), "max": Decimal("10000"), "total_max": Decimal("100000")},
-    "tie": {"min": Decimal("5"), "max": Decimal("1000"), "total_max": Decimal("10000")},
+    "punto": {"min": Decimal("10"), "max": Decimal("10000"), "table_max": Decimal("100000")},
+    "banco": {"min": Decimal("10"), "max": Decimal("10000"), "table_max": Decimal("100000")},
+    "tie": {"min": Decimal("5"), "max": Decimal("1000"), "table_max": Decimal("10000")},
 }
 
 
-class TableLimits(_Section):
+class LimitsConfig(_Section):
     """[table.limits] — one sub-table per bet; a key left out keeps its default."""
 
     punto: BetLimit = BetLimit(**DEFAULT_LIMITS["punto"])
@@ -163,7 +165,7 @@ class TableConfig(_Section):
     burn: Literal["none", "fixed", "first_card_value"] = "first_card_value"
     burn_count: int = Field(1, ge=0, le=16)
     on_error: Literal["hold", "void", "continue"] = "hold"
-    limits: TableLimits = TableLimits()
+    limits: LimitsConfig = LimitsConfig()
     odds_alert_edge: float = Field(0.0, ge=-1.0, le=1.0)
 
     @field_validator("id")

@@ -1,8 +1,8 @@
 """Process wiring: sources -> journal -> core -> sinks, on one asyncio loop.
 
-Everything here is I/O; every game fact comes from the core (``Table``). The
-order per event is fixed: append to the journal (durable), then hand to the
-core, then render its outputs. A crash between any two steps loses nothing:
+Everything here is I/O; every game fact comes from the core (``Table``), fed
+through the one ``Pipeline`` (shoe_daemon/core/pipeline.py): append to the
+journal (durable), then hand to the core, then render its outputs. A crash between any two steps loses nothing:
 on start the journal is verified and the current shoe replayed into a fresh
 core, and the retained state is published again.
 """
@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 
 from shoe_daemon import __version__
-from shoe_daemon.events import Event
-from shoe_daemon.outputs import Publish, RecordCoup, SetLights, canonical_json
+from shoe_daemon.core.events import Event
+from shoe_daemon.core.outputs import Publish, RecordCoup, SetLights, canonical_json
 from shoe_daemon.sdnotify import Notifier
 
 log = logging.getLogger("shoe_daemon")
@@ -30,22 +30,6 @@ BACKLOG_MAX = 2000       # messages waiting for a connected broker before a sour
 BACKLOG_WAIT = 0.5       # s a source thread is held back at most (its link keeps its own timers)
 
 
-class _Rendered(list):
-    """The core's outputs, each rendered as the core appends it (see Table.handle): the dealt card's
-    message is on its way while the core computes the result, roads, statistics and odds of the
-    coup it ends."""
-
-    __slots__ = ("_render",)
-
-    def __init__(self, render: Callable[[object], None]):
-        super().__init__()
-        self._render = render
-
-    def append(self, out) -> None:
-        super().append(out)
-        self._render(out)
-
-
 class Daemon:
     def __init__(self, config, *, notifier: Notifier | None = None, clock: Callable[[], float] = time.time,
                  config_path: str | None = None):
@@ -56,6 +40,7 @@ class Daemon:
         self.ready = asyncio.Event()
         self.journal = None
         self.table = None
+        self.pipeline = None                  # shoe_daemon.core.pipeline.Pipeline, once the table is built
         self.publisher = None
         self.broker = None
         self.source = None
@@ -78,10 +63,11 @@ class Daemon:
         return self.journal
 
     def build_table(self):
-        from shoe_daemon.table import Table, limits_from_config
+        from shoe_daemon.core.pipeline import Pipeline
+        from shoe_daemon.core.table import Table
 
         self.table = Table.from_config(self.config)
-        self.table.limits = limits_from_config(self.config.table.limits)
+        self.pipeline = Pipeline(self.table, journal=_TimedJournal(self), emit=self.render)
         return self.table
 
     def replay(self) -> int:
@@ -92,22 +78,18 @@ class Daemon:
         # The exact odds' table (about 0.2 s, once per process) is built now, not by the first
         # new shoe dealt: that would hold the loop and every card behind it.
         odds.setup()
-        n = 0
-        # A fresh core's first retained state took the first message seqs in the journal's first
-        # run: take them again, so that a replay numbers its messages as the live run did.
-        self.table.retained()
-        for _seq, event in self.journal.current_shoe_events():
-            # Only state is rebuilt here; what was published before the crash stays
-            # published, and the retained topics go out again once connected.
-            for out in self.table.handle(event):
-                if isinstance(out, RecordCoup):
-                    # A crash between an event's append and its coup record lost the record
-                    # (derived data, not in the chain): write it again.
-                    stored = self.journal.coup(out.coup_id)
-                    if stored is None or stored.result != json.loads(canonical_json(out.result)):
-                        self.journal.record_coup(out.coup_id, out.shoe, out.coup, out.result)
-            n += 1
-        return n
+
+        def rewrite_lost_record(out) -> None:
+            # Only state is rebuilt here; what was published before the crash stays published,
+            # and the retained topics go out again once connected. A crash between an event's
+            # append and its coup record lost the record (derived data, not in the chain): write it again.
+            if isinstance(out, RecordCoup):
+                stored = self.journal.coup(out.coup_id)
+                if stored is None or stored.result != json.loads(canonical_json(out.result)):
+                    self.journal.record_coup(out.coup_id, out.shoe, out.coup, out.result)
+
+        events = (event for _seq, event in self.journal.current_shoe_events())
+        return self.pipeline.restore(events, rewrite_lost_record)
 
     def start_mqtt(self):
         from shoe_daemon.publish.mqtt import MqttPublisher
@@ -201,36 +183,25 @@ class Daemon:
 
     def _publisher_alert(self, kind: str, evidence: dict) -> None:
         # Called from paho's thread: becomes an ordinary journaled event.
-        from shoe_daemon.events import Kind
+        from shoe_daemon.core.events import Kind
 
         event = Event(self.clock(), Kind.FAULT, "mqtt", {"code": kind, **evidence})
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, [event])
 
     def process(self, batch: list[Event]) -> None:
-        # prepare() may read the core's state (a new shoe carries the active alerts and the message
-        # seq): such an event starts a batch of its own, so the events before it are handled first.
-        cuts = [i for i in range(1, len(batch)) if self.table.prepare(batch[i]) is not batch[i]]
-        if cuts:
-            for a, b in zip([0, *cuts], [*cuts, len(batch)], strict=True):
-                self.process(batch[a:b])
-            return
         waiters = [self._waiters.pop(id(event), (None, None))[1] for event in batch] if self._waiters else None
-        batch = [self.table.prepare(event) for event in batch]
-        started = time.perf_counter()
         try:
-            seqs = self.journal.append_many(batch)
+            handled = self.pipeline.feed(batch)
         except Exception as exc:
             for future in waiters or ():
                 if future is not None and not future.done():
                     future.set_exception(exc)
             raise
-        if self.metrics is not None:
-            self.metrics.journaled(batch, time.perf_counter() - started)
-        for i, event in enumerate(batch):
-            outs = self.table.handle(event, _Rendered(self.render))
-            if waiters and waiters[i] is not None and not waiters[i].done():
-                waiters[i].set_result((seqs[i], event, outs))
+        if waiters:
+            for future, item in zip(waiters, handled, strict=True):
+                if future is not None and not future.done():
+                    future.set_result((item.seq, item.event, item.outputs))
         self.events_processed += len(batch)
         if not self.ready.is_set() and self.source is not None and self.source.connected:
             self._set_ready()
@@ -333,3 +304,17 @@ class Daemon:
             self.broker.stop()
         if self.journal is not None:
             self.journal.close()
+
+
+class _TimedJournal:
+    """The pipeline's journal: the daemon's, with the time each group commit takes measured."""
+
+    def __init__(self, daemon: Daemon):
+        self._daemon = daemon
+
+    def append_many(self, events: list[Event]) -> list[int]:
+        started = time.perf_counter()
+        seqs = self._daemon.journal.append_many(events)
+        if self._daemon.metrics is not None:
+            self._daemon.metrics.journaled(events, time.perf_counter() - started)
+        return seqs

@@ -1,6 +1,6 @@
 """The JSON Schemas of the MQTT payloads (docs/schemas/) against what the core really publishes.
 
-Every ``Publish`` a real :class:`~shoe_daemon.table.Table` produces -- over whole
+Every ``Publish`` a real :class:`~shoe_daemon.core.table.Table` produces -- over whole
 shuffled shoes and over a session that uses every input kind -- is encoded as it
 goes on the wire and validated against the schema of its topic, right after the
 ``handle()`` that produced it. Mutated payloads must be rejected, so the schemas
@@ -22,15 +22,16 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from shoe_daemon import __version__
-from shoe_daemon import table as table_module
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core import table as table_module
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table
 from shoe_daemon.game.alerts import AlertKind
 from shoe_daemon.game.cards import ALL_CODES
 from shoe_daemon.game.engine import TableRules
-from shoe_daemon.outputs import Publish
 from shoe_daemon.publish import topics
 from shoe_daemon.publish.mqtt import status_payload
-from shoe_daemon.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "docs" / "schemas"
@@ -81,7 +82,7 @@ def drive(table: Table, events) -> list[tuple[str, dict]]:
     """
     seen = []
     for event in events:
-        for out in table.handle(table.prepare(event)):
+        for out in Pipeline(table).feed_one(event):
             if isinstance(out, Publish):
                 payload = json.loads(out.encode())
                 check(out.topic, payload)

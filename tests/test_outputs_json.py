@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from shoe_daemon import outputs
-from shoe_daemon.outputs import canonical_json, parse_json
+from shoe_daemon.core import outputs
+from shoe_daemon.core.outputs import canonical_json, parse_json
 
 
 def reference(obj) -> bytes:

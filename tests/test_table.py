@@ -2,12 +2,13 @@
 
 import random
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish, RecordCoup, SetLights
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table
 from shoe_daemon.game.cards import ALL_CODES
 from shoe_daemon.game.coup import play_coup
 from shoe_daemon.game.engine import TableRules
-from shoe_daemon.outputs import Publish, RecordCoup, SetLights
-from shoe_daemon.table import Table
 
 
 def card(t, code, source="shoe", **data):
@@ -21,7 +22,7 @@ def shuffled(seed, decks=8):
 
 
 def run(table, events):
-    return [o for e in events for o in table.handle(e)]
+    return [o for e in events for o in Pipeline(table).feed_one(e)]
 
 
 def published(outs, topic=None):
@@ -67,14 +68,14 @@ def test_unreadable_card_waits_for_the_camera_and_keeps_dealing_order():
     cards = ["2S", "3H", "4D", "5C", "6S", "7H"]   # P 2+4=6 stands... banco 3+5=8: natural
     t = Table(TableRules(), "t1")
     run(t, [card(0, cards[0])])
-    outs = t.handle(Event(1, Kind.CARD_UNREADABLE, "shoe", {"counter": 2}))
+    outs = Pipeline(t).feed_one(Event(1, Kind.CARD_UNREADABLE, "shoe", {"counter": 2}))
     alert = published(outs, "alerts/event")[0].payload["alert"]
     assert alert["kind"] == "card_unreadable" and alert["evidence"]["expected_side"] == "banco"
     assert SetLights("error") in outs
     # the shoe goes on: its cards wait behind the unread one
     outs = run(t, [card(2, cards[2]), card(3, cards[3])])
     assert not published(outs, "coup/card")
-    outs = t.handle(card(4, "3H", source="camera", confidence=0.99))
+    outs = Pipeline(t).feed_one(card(4, "3H", source="camera", confidence=0.99))
     dealt = [m.payload for m in published(outs, "coup/card")]
     assert [(d["card"], d["side"], d["source"]) for d in dealt] == [
         ("3H", "banco", "camera"), ("4D", "punto", "shoe"), ("5C", "banco", "shoe")]
@@ -86,43 +87,43 @@ def test_unreadable_card_waits_for_the_camera_and_keeps_dealing_order():
 
 def test_link_loss_is_an_alert_until_the_link_is_back():
     t = Table(TableRules(), "t1")
-    outs = t.handle(Event(1, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"}))
+    outs = Pipeline(t).feed_one(Event(1, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"}))
     assert [a["kind"] for a in t.active_alerts.values()] == ["link_lost"]
     assert published(outs, "sources")[0].payload["sources"]["shoe"]["link"] == "down"
-    t.handle(Event(2, Kind.LINK_DOWN, "shoe", {"reason": "again"}))
+    Pipeline(t).feed_one(Event(2, Kind.LINK_DOWN, "shoe", {"reason": "again"}))
     assert len(t.active_alerts) == 1
-    outs = t.handle(Event(3, Kind.LINK_UP, "shoe", {"model": "x"}))
+    outs = Pipeline(t).feed_one(Event(3, Kind.LINK_UP, "shoe", {"model": "x"}))
     assert not t.active_alerts
     assert published(outs, "alerts/event")[0].payload["action"] == "cleared"
 
 
 def test_tamper_persists_across_a_new_shoe_until_cleared():
     t = Table(TableRules(), "t1")
-    t.handle(Event(1, Kind.TAMPER, "shoe", {"what": "lid_open"}))
+    Pipeline(t).feed_one(Event(1, Kind.TAMPER, "shoe", {"what": "lid_open"}))
     (alert_id,) = t.active_alerts
     new_shoe = t.prepare(Event(2, Kind.BUTTON, "shoe", {"button": "new_shoe"}))
     assert new_shoe.kind is Kind.NEW_SHOE and new_shoe.data["carried_alerts"][0]["id"] == alert_id
     # a restart replays from the new shoe: a fresh table still has the alert
     fresh = Table(TableRules(), "t1")
-    fresh.handle(new_shoe)
+    Pipeline(fresh).feed_one(new_shoe)
     assert list(fresh.active_alerts) == [alert_id]
-    fresh.handle(Event(3, Kind.CLEAR_ALERT, "api", {"alert_id": alert_id, "user": "sup", "reason": "lid closed"}))
+    Pipeline(fresh).feed_one(Event(3, Kind.CLEAR_ALERT, "api", {"alert_id": alert_id, "user": "sup", "reason": "lid closed"}))
     assert not fresh.active_alerts
-    outs = fresh.handle(Event(4, Kind.CLEAR_ALERT, "api", {"alert_id": alert_id}))
+    outs = Pipeline(fresh).feed_one(Event(4, Kind.CLEAR_ALERT, "api", {"alert_id": alert_id}))
     assert published(outs, "alerts/event")[0].payload["alert"]["kind"] == "action_rejected"
 
 
 def test_lights_follow_the_tableau():
     t = Table(TableRules(), "t1")
     lights = [o.state for e in [card(0, "2S"), card(1, "3H"), card(2, "4D"), card(3, "5C")]
-              for o in t.handle(e) if isinstance(o, SetLights)]
+              for o in Pipeline(t).feed_one(e) if isinstance(o, SetLights)]
     # P gets 2, next B; ... P 6 stands, B 8 natural -> complete
     assert lights == ["banco", "punto", "banco", "complete"]
 
 
 def test_bad_card_code_is_a_fault_not_a_card():
     t = Table(TableRules(), "t1")
-    outs = t.handle(card(0, "ZZ", source="api"))
+    outs = Pipeline(t).feed_one(card(0, "ZZ", source="api"))
     assert not published(outs, "coup/card")
     assert published(outs, "alerts/event")[0].payload["alert"]["kind"] == "fault"
 
@@ -168,7 +169,7 @@ def test_a_voided_settled_coup_leaves_history_and_roads():
     run(t, [card(0.0, "9S"), card(1.0, "3H"), card(2.0, "TD"), card(3.0, "KC")])  # punto natural
     assert [r["coup_id"] for r in t.history] == ["1-1"]
     coup_id = t.engine.snapshot().coup_id
-    outs = t.handle(Event(4.0, Kind.VOID_COUP, "api", {"user": "sup", "reason": "misdeal", "coup_id": coup_id}))
+    outs = Pipeline(t).feed_one(Event(4.0, Kind.VOID_COUP, "api", {"user": "sup", "reason": "misdeal", "coup_id": coup_id}))
     assert not t.history
     assert published(outs, "history")[-1].payload["coups"] == []
     assert published(outs, "roads")[-1].payload["big_road"]["cells"] == []
@@ -176,19 +177,19 @@ def test_a_voided_settled_coup_leaves_history_and_roads():
 
 def test_acknowledging_does_not_change_messages_already_built():
     t = Table(TableRules(), "t1")
-    outs = t.handle(Event(1.0, Kind.TAMPER, "shoe", {"what": "lid_opened"}))
+    outs = Pipeline(t).feed_one(Event(1.0, Kind.TAMPER, "shoe", {"what": "lid_opened"}))
     raised = published(outs, "alerts/event")[0]
     before = raised.encode()
     (alert_id,) = t.active_alerts
-    t.handle(Event(2.0, Kind.ACK_ALERT, "api", {"alert_id": alert_id, "user": "sup", "reason": "seen"}))
+    Pipeline(t).feed_one(Event(2.0, Kind.ACK_ALERT, "api", {"alert_id": alert_id, "user": "sup", "reason": "seen"}))
     assert raised.encode() == before
     assert t.active_alerts[alert_id]["acknowledged"]["by"] == "sup"
 
 
 def test_link_changes_keep_the_shoe_presence():
     t = Table(TableRules(), "t1")
-    t.handle(Event(1.0, Kind.SHOE_INSERTED, "shoe", {}))
-    t.handle(Event(2.0, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"}))
+    Pipeline(t).feed_one(Event(1.0, Kind.SHOE_INSERTED, "shoe", {}))
+    Pipeline(t).feed_one(Event(2.0, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"}))
     assert t.sources["shoe"]["shoe"] == "inserted" and t.sources["shoe"]["link"] == "down"
-    t.handle(Event(3.0, Kind.LINK_UP, "shoe", {"model": "x"}))
+    Pipeline(t).feed_one(Event(3.0, Kind.LINK_UP, "shoe", {"model": "x"}))
     assert t.sources["shoe"] == {"shoe": "inserted", "link": "up", "since": 3.0, "info": {"model": "x"}}

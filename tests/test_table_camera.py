@@ -1,9 +1,10 @@
 """The camera in the core: stand-in for unread cards and a dead link, cross-check otherwise."""
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table
 from shoe_daemon.game.engine import TableRules
-from shoe_daemon.outputs import Publish
-from shoe_daemon.table import Table
 
 
 def shoe(t, code, **data):
@@ -27,7 +28,7 @@ def alerts(outs, action="raised"):
 
 
 def feed(table, events):
-    return [o for e in events for o in table.handle(e)]
+    return [o for e in events for o in Pipeline(table).feed_one(e)]
 
 
 def linked(table):
@@ -62,7 +63,7 @@ def test_an_unsure_camera_asks_a_person_and_never_guesses():
                     cam(3, None, "banco", status="unsure", confidence=0.4)])
     assert [a["kind"] for a in alerts(outs)] == ["card_unreadable", "manual_entry_needed"]
     assert [c["card"] for c in published(outs, "coup/card")] == ["2S"]
-    outs = t.handle(Event(4.0, Kind.CARD, "api", {"card": "3H", "user": "dealer", "reason": "read by eye"}))
+    outs = Pipeline(t).feed_one(Event(4.0, Kind.CARD, "api", {"card": "3H", "user": "dealer", "reason": "read by eye"}))
     assert [(c["card"], c["source"]) for c in published(outs, "coup/card")] == [("3H", "api")]
     assert {a["kind"] for a in alerts(outs, "cleared")} == {"card_unreadable", "manual_entry_needed"}
     assert not t.active_alerts
@@ -161,7 +162,7 @@ def test_card_sources_follow_push_backs_and_corrections():
     feed(t, [shoe(1, "2S"), shoe(2, "3H"), shoe(3, "4D"),
              Event(4.0, Kind.CARD_PUSHED_BACK, "shoe", {"card": "4D"}),
              Event(5.0, Kind.CARD, "camera", {"card": "4C", "confidence": 0.9}), shoe(6, "5C")])
-    outs = t.handle(Event(7.0, Kind.CORRECT_CARD, "api", {"index": 1, "card": "3D", "user": "sup"}))
+    outs = Pipeline(t).feed_one(Event(7.0, Kind.CORRECT_CARD, "api", {"index": 1, "card": "3D", "user": "sup"}))
     current = published(outs, "coup/current")[-1]
     assert (current["punto"], current["banco"]) == (["2S", "4C"], ["3D", "5C"])
     assert current["card_sources"] == {

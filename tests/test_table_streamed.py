@@ -1,14 +1,14 @@
-"""The service renders each output as the core appends it (Table.handle's ``out``): the bytes must be
-those of the outputs once the event is handled, i.e. the core never changes an output it appended."""
+"""The pipeline emits each output as the core appends it: the bytes must be those of the outputs once
+the event is handled, i.e. the core never changes an output it appended."""
 
 import random
 
 from shoe_daemon.config import TableConfig
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish, RecordCoup, canonical_json
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table, rules_from_config
 from shoe_daemon.game.cards import ALL_CODES
-from shoe_daemon.outputs import Publish, RecordCoup, canonical_json
-from shoe_daemon.service import _Rendered
-from shoe_daemon.table import Table, rules_from_config
 
 
 def encoded(out) -> tuple:
@@ -39,9 +39,11 @@ def session(seed: int) -> list[Event]:
 
 
 def test_outputs_rendered_as_appended_are_the_outputs_of_the_event():
-    streamed, batched = Table(rules_from_config(TableConfig(id="s")), "s"), Table(rules_from_config(TableConfig(id="s")), "s")
+    seen: list = []
+    streamed = Pipeline(Table(rules_from_config(TableConfig(id="s")), "s"), emit=lambda out: seen.append(encoded(out)))
+    batched = Pipeline(Table(rules_from_config(TableConfig(id="s")), "s"))
     for event in session(3):
-        seen: list = []
-        outs = streamed.handle(streamed.prepare(event), _Rendered(lambda out, seen=seen: seen.append(encoded(out))))
+        seen.clear()
+        outs = streamed.feed_one(event)
         assert seen == [encoded(o) for o in outs]
-        assert [encoded(o) for o in batched.handle(batched.prepare(event))] == seen
+        assert [encoded(o) for o in batched.feed_one(event)] == seen

@@ -15,7 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from shoe_daemon import __version__
-from shoe_daemon.events import Kind
+from shoe_daemon.core.events import Kind
 from shoe_daemon.game.alerts import AlertKind
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST

@@ -18,10 +18,10 @@ from shoe_daemon import __version__
 from shoe_daemon.api import models as m
 from shoe_daemon.api.auth import Principal, requires
 from shoe_daemon.api.errors import ApiError
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish
 from shoe_daemon.game.cards import ALL_CODES
 from shoe_daemon.game.settle import BetError, format_amount, parse_bets, to_decimal
-from shoe_daemon.outputs import Publish
 
 log = logging.getLogger("shoe_daemon.api")
 
@@ -397,7 +397,7 @@ def build_router(ctx) -> APIRouter:
                  summary="Re-read the configuration file: apply what can change live, list what needs a restart")
     async def reload_config(body: m.Write, who: Technician, request: Request):
         from shoe_daemon.config import ConfigError, load_config
-        from shoe_daemon.table import limits_from_config
+        from shoe_daemon.core.table import limits_from_config
 
         path = getattr(daemon, "config_path", None)
         if not path:

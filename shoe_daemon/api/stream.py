@@ -15,7 +15,7 @@ import json
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from shoe_daemon.outputs import Publish
+from shoe_daemon.core.outputs import Publish
 
 QUEUE_MAX = 2000
 CLOSE_TOO_SLOW = 1013

@@ -148,7 +148,7 @@ def _when(t: float) -> str:
 
 
 def _show(args: argparse.Namespace, path: str, synchronous: str) -> int:
-    from shoe_daemon.events import Event
+    from shoe_daemon.core.events import Event
     from shoe_daemon.journal import Journal
 
     if args.last < 0:

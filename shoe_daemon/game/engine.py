@@ -119,7 +119,7 @@ def _enum(cls, value, name: str):
         return cls(value)
     except ValueError:
         choices = ", ".join(m.value for m in cls)
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+        raise EngineError(f"{name} must be one of {choices}, got {value!r}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,7 +507,10 @@ class DealingEngine:
         cards = list(coup.cards())
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(cards):
             raise EngineError(f"coup {coup.coup_id} has {len(cards)} cards; no card at index {index!r}")
-        new = as_card(card)
+        try:
+            new = as_card(card)
+        except TypeError as exc:  # a missing card code is an input the engine refuses, like a bad one
+            raise EngineError(str(exc)) from None
         old = cards[index]
         if new is old:
             raise EngineError(f"card {index} of coup {coup.coup_id} is already {new.code}")
@@ -546,14 +549,28 @@ class DealingEngine:
 
     # ------------------------------------------------------------------ shoe
 
-    def new_shoe(self, decks: int | None = None, *, t: float = 0.0) -> Step:
+    def next_shoe_number(self) -> int:
+        """The number :meth:`new_shoe` gives the next shoe (a shoe nothing was drawn from is
+        replaced and keeps its number)."""
+        untouched = self._seq == 0 and self._coup is None
+        return self._shoe_no if untouched else self._shoe_no + 1
+
+    def new_shoe(self, decks: int | None = None, *, t: float = 0.0, number: int | None = None) -> Step:
         """Start a fresh shoe (``decks`` defaults to the rules').
+
+        ``number``: the number the new shoe takes instead of the next one (a journal replay that
+        starts at a later shoe numbers it as the live run did).
 
         A complete coup that was not closed is settled first; a coup still waiting
         for a card is voided with ``missing_card``; a held coup must be resolved or
         voided first (EngineError).
         """
-        decks = self._rules.decks if decks is None else check_decks(decks)
+        try:
+            decks = self._rules.decks if decks is None else check_decks(decks)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
+        if number is not None:
+            self._shoe_no += number - self.next_shoe_number()
         coup = self._coup
         result = None
         alerts = []

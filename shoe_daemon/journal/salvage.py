@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal.chain import genesis
 from shoe_daemon.journal.errors import JournalCorrupt, JournalNotFound
 from shoe_daemon.journal.store import Journal, Synchronous, _fsync_dir, _now_iso, _WriterLock

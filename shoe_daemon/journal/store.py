@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import canonical_json
 from shoe_daemon.journal.chain import genesis, link
 from shoe_daemon.journal.errors import (
     JournalBusy,
@@ -46,7 +47,6 @@ from shoe_daemon.journal.verify import (
     is_environment_error,
     verify_connection,
 )
-from shoe_daemon.outputs import canonical_json
 
 FORMAT_VERSION = 1
 APPLICATION_ID = 0x53484F45  # "SHOE": PRAGMA application_id of every journal file

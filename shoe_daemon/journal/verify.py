@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal.chain import genesis, link
 from shoe_daemon.journal.errors import JournalCorrupt, Reason
 

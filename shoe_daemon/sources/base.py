@@ -10,19 +10,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from shoe_daemon.events import Event
-
-
-class Lights:
-    """Dealer indicator states the daemon asks the shoe to show."""
-
-    OFF = "off"
-    PUNTO = "punto"          # next card to Punto
-    BANCO = "banco"          # next card to Banco
-    COMPLETE = "complete"    # coup complete: wait
-    ERROR = "error"          # dealing error: stop dealing
-
-    ALL = (OFF, PUNTO, BANCO, COMPLETE, ERROR)
+from shoe_daemon.core.events import Event
+from shoe_daemon.core.outputs import Lights  # noqa: F401  (drivers map these states to their wire)
 
 
 class ShoeDriver(ABC):

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 
 if TYPE_CHECKING:
     from shoe_daemon.config import CameraConfig

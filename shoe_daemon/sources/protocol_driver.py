@@ -25,7 +25,7 @@ from firmware_protocol.messages import (
     TamperKind,
 )
 from firmware_protocol.messages import Lights as WireLights
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.sources.base import Lights, ShoeDriver
 
 LIGHTS = {

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import serial
 
-from shoe_daemon.events import Event
+from shoe_daemon.core.events import Event
 from shoe_daemon.sources.base import ShoeDriver
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.game.cards import CardCodeError, parse_card
 from shoe_daemon.sources.base import ShoeDriver
 

@@ -53,14 +53,14 @@ def broker_ws_url(mqtt) -> str | None:
 
 def _limit(b) -> dict[str, str]:
     # Decimals as strings: exact, and the page formats them.
-    return {"min": str(b.min), "max": str(b.max), "total_max": str(b.total_max)}
+    return {"min": str(b.min), "max": str(b.max), "table_max": str(b.table_max)}
 
 
 def display_config(config, *, ws_url: str | None = None) -> dict[str, Any]:
     """What the page needs, as served at ``/display/config.json``.
 
     ``{"schema": 1, "table_id", "prefix", "decks", "broker": {"url", "protocol_version": 4},
-    "limits": {"punto"|"banco"|"tie": {"min", "max", "total_max"}}}``. ``broker.url`` is
+    "limits": {"punto"|"banco"|"tie": {"min", "max", "table_max"}}}``. ``broker.url`` is
     ``ws_url`` if given, else :func:`broker_ws_url` (None: no websockets listener is known;
     the page then says so). No credential ever goes in here: the file is public.
     """

@@ -45,9 +45,9 @@ def toml_config(tmp: Path, *, shoe_path: str, mqtt_port: int, api_port: int, tok
 
 
 DEFAULT_LIMITS = {
-    "punto": {"min": "10", "max": "500", "total_max": "1000"},
-    "banco": {"min": "10", "max": "500", "total_max": "1000"},
-    "tie": {"min": "5", "max": "100", "total_max": "200"},
+    "punto": {"min": "10", "max": "500", "table_max": "1000"},
+    "banco": {"min": "10", "max": "500", "table_max": "1000"},
+    "tie": {"min": "5", "max": "100", "table_max": "200"},
 }
 
 

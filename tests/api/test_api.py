@@ -511,7 +511,7 @@ def test_config_reload_applies_limits_and_tokens_and_reports_restarts(stack):
     old_dealer, old_limits = stack.tokens["dealer"], stack.limits
     try:
         stack.tokens["dealer"] = "rotated-dealer-token"
-        stack.limits = {**stack.limits, "tie": {"min": "5", "max": "50", "total_max": "200"}}
+        stack.limits = {**stack.limits, "tie": {"min": "5", "max": "50", "table_max": "200"}}
         stack.write_config()
         text = stack.config_path.read_text().replace("[mqtt]\n", "[mqtt]\nkeepalive = 45\n")
         stack.config_path.write_text(text)

@@ -3,11 +3,12 @@ manual cards, supervisor actions aimed at a coup; all of it replays to the same 
 
 from __future__ import annotations
 
-from shoe_daemon.config import TableLimits as LimitsConfig
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.config import LimitsConfig
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish, RecordCoup
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table, limits_from_config
 from shoe_daemon.game.engine import TableRules
-from shoe_daemon.outputs import Publish, RecordCoup
-from shoe_daemon.table import Table, limits_from_config
 
 
 def table() -> Table:
@@ -17,13 +18,9 @@ def table() -> Table:
 
 
 def run(t: Table, events: list[Event]) -> tuple[list, list[Event]]:
-    """Like the service: prepare (what is journaled), then handle."""
-    journaled, outs = [], []
-    for e in events:
-        e = t.prepare(e)
-        journaled.append(e)
-        outs += t.handle(e)
-    return outs, journaled
+    """Through the service's pipeline: the events as journaled, and the outputs."""
+    handled = Pipeline(t).feed(events)
+    return [o for h in handled for o in h.outputs], [h.event for h in handled]
 
 
 def card(t, code, source="shoe", **data):
@@ -82,8 +79,8 @@ def test_the_limits_journaled_with_the_bets_decide_on_replay():
     outs, journaled = run(live, [api(0, Kind.BETS, bets=[{"seat": 1, "kind": "tie", "amount": "900"}])])
     assert rejected(outs) == []
     replay = Table(TableRules(decks=8), "t1")
-    replay.limits = limits_from_config(LimitsConfig(tie={"min": 5, "max": 100, "total_max": 100}))
-    assert rejected([o for e in journaled for o in replay.handle(e)]) == []
+    replay.limits = limits_from_config(LimitsConfig(tie={"min": 5, "max": 100, "table_max": 100}))
+    assert rejected([o for e in journaled for o in Pipeline(replay).feed_one(e)]) == []
     assert replay.bets["1-1"]["bets"] == live.bets["1-1"]["bets"]
 
 
@@ -136,7 +133,7 @@ def test_replaying_the_journaled_events_gives_the_same_bytes():
     live = table()
     outs, journaled = run(live, events)
     replay = table()
-    again = [o for e in journaled for o in replay.handle(e)]
+    again = [o for e in journaled for o in Pipeline(replay).feed_one(e)]
     assert [(type(o).__name__, getattr(o, "topic", None), repr(o)) for o in outs] == \
            [(type(o).__name__, getattr(o, "topic", None), repr(o)) for o in again]
     assert replay.settlements == live.settlements and set(live.settlements) == {"1-1", "1-2"}

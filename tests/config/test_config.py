@@ -118,7 +118,7 @@ def test_environment_overrides_file_including_nested_limits(tmp_path):
     assert cfg.mqtt.port == 8883 and cfg.mqtt.host == "file-host" and cfg.mqtt.protocol == "3.1.1"
     assert cfg.mqtt.password == "12345"
     assert cfg.table.limits.punto.min == Decimal("20") and cfg.table.limits.punto.max == Decimal("20000")
-    assert cfg.table.limits.punto.total_max == Decimal("100000") and cfg.table.limits.tie.min == Decimal("2.5")
+    assert cfg.table.limits.punto.table_max == Decimal("100000") and cfg.table.limits.tie.min == Decimal("2.5")
     assert cfg.table.decks == 6 and cfg.shoe.exclusive is False and cfg.shoe.reconnect_max == 60.0
     assert cfg.camera.zones == [{"name": "banco", "polygon": [[0, 0], [9, 0], [9, 9]]}]
     assert cfg.api.tokens[0].secret() == "s3cret-token-1" and cfg.api.by_token()["s3cret-token-1"].user == "d1"
@@ -164,7 +164,7 @@ token = "inline-token"
         ("[table]\nclosing = 'manual'", "config error: table.closing: must be one of 'confirm', 'auto' (got 'manual')"),
         ("[table]\nburn = 'fixed'\nburn_count = 0", "config error: table.burn_count: must be at least 1 when burn = 'fixed'"),
         ("[table.limits.punto]\nmin = 500\nmax = 100", "config error: table.limits.punto.min: must be at most max (100) (got 500)"),
-        ("[table.limits.tie]\nmax = 20000", "config error: table.limits.tie.max: must be at most total_max (10000) (got 20000)"),
+        ("[table.limits.tie]\nmax = 20000", "config error: table.limits.tie.max: must be at most table_max (10000) (got 20000)"),
         ("[table.limits.tie]\nmin = 'ten'", "config error: table.limits.tie.min: must be a number (got 'ten')"),
         ("[table.limits]\ntie = 5", "config error: table.limits.tie: must be a table (got 5)"),
         ("[table.limits.tie]\nmaxi = 5", "config error: unknown key table.limits.tie.maxi (did you mean max?)"),
@@ -243,7 +243,7 @@ def test_environment_errors_name_the_variable(tmp_path):
     err = error(tmp_path, None, SHOE_DAEMON__SHOE__BAUD="9600")
     assert str(err) == "config error: unknown key shoe.baud (from SHOE_DAEMON__SHOE__BAUD) (did you mean baudrate?)"
     err = error(tmp_path, None, SHOE_DAEMON__TABLE__LIMITS__PUNTO__MAX="200000")
-    assert str(err).startswith("config error: table.limits.punto.max: must be at most total_max (100000) (got 200000)")
+    assert str(err).startswith("config error: table.limits.punto.max: must be at most table_max (100000) (got 200000)")
     err = error(tmp_path, None, SHOE_DAEMON__TABLE="x")
     assert "SHOE_DAEMON__TABLE must name a key" in str(err)
     # a text setting takes the variable as it is: no TOML surprise for a password

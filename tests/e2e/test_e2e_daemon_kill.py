@@ -19,8 +19,8 @@ import time
 import pytest
 
 from firmware_protocol.messages import CardDrawn
+from shoe_daemon.core.events import Kind
 from shoe_daemon.emulator import DealerScript
-from shoe_daemon.events import Kind
 from shoe_daemon.journal import Journal
 from tests.e2e.harness import write_config
 from tests.e2e.rules import (

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_daemon.events import Kind
+from shoe_daemon.core.events import Kind
 from shoe_daemon.journal import Journal
 from tests.e2e.harness import run_cli, write_config
 from tests.e2e.rules import card_list, dealt_list, statuses

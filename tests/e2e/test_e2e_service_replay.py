@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from shoe_daemon.config import Config, JournalConfig, TableConfig
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.service import Daemon
 
 

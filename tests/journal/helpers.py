@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal import Journal
 
 CARDS = [r + s for r in "A23456789TJQK" for s in "SHDC"]

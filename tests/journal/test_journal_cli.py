@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal import Journal, genesis, link
 
 from .helpers import build, shoes, sql

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import sys
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal import Journal
 
 def ev(i):

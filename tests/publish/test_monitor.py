@@ -13,6 +13,7 @@ import pytest
 from shoe_daemon.cli import main
 from shoe_daemon.commands.monitor import parse_broker
 from shoe_daemon.config import MqttConfig
+from shoe_daemon.core.pipeline import Pipeline
 from shoe_daemon.monitor.view import CLEAR, TableView
 from shoe_daemon.publish.broker import EmbeddedBroker
 from shoe_daemon.publish.mqtt import MqttPublisher
@@ -190,15 +191,15 @@ def test_monitor_once_with_no_broker_fails_clearly(capsys):
 
 def test_view_on_the_cores_real_payloads():
     """The core's own outputs (Table) drawn by the view: the field names agree."""
-    from shoe_daemon.events import Event, Kind
+    from shoe_daemon.core.events import Event, Kind
+    from shoe_daemon.core.outputs import Publish
+    from shoe_daemon.core.table import Table
     from shoe_daemon.game.engine import TableRules
-    from shoe_daemon.outputs import Publish
-    from shoe_daemon.table import Table
 
     table = Table(TableRules(), "T1")
     # Punto QC KH 9H, Banco 2S 9C 4D: both draw, Punto 9 beats Banco 5.
     codes = ["QC", "2S", "KH", "9C", "9H", "4D"]
-    outs = [o for i, c in enumerate(codes) for o in table.handle(Event(float(i), Kind.CARD, "shoe", {"card": c}))]
+    outs = [o for i, c in enumerate(codes) for o in Pipeline(table).feed_one(Event(float(i), Kind.CARD, "shoe", {"card": c}))]
     view = TableView(PREFIX)
     lines = [line for o in outs if isinstance(o, Publish) for line in view.apply(o.topic, o.encode())]
     assert lines[:2] == ["coup 1 card: punto QC -> punto 0 banco 0 | next: banco [shoe]",
@@ -211,17 +212,17 @@ def test_view_on_the_cores_real_payloads():
 
 
 def test_screen_draws_the_big_road_from_the_roads_topic():
-    from shoe_daemon.events import Event, Kind
+    from shoe_daemon.core.events import Event, Kind
+    from shoe_daemon.core.table import Table
     from shoe_daemon.game.engine import TableRules
     from shoe_daemon.monitor.view import TableView
-    from shoe_daemon.table import Table
 
     table = Table(TableRules(), "t1")
     # P wins (9 vs 3), B wins (8 natural), B wins (natural 9 vs 0)
     codes = ["9S", "3H", "TD", "KC", "2S", "8H", "3D", "KD", "TS", "9H", "KS", "JD"]
     view = TableView("baccarat/t1")
     for i, code in enumerate(codes):
-        for out in table.handle(Event(float(i), Kind.CARD, "shoe", {"card": code})):
+        for out in Pipeline(table).feed_one(Event(float(i), Kind.CARD, "shoe", {"card": code})):
             if hasattr(out, "topic"):
                 view.apply(out.topic, out.encode())
     lines = view.big_road_lines()
@@ -233,9 +234,9 @@ def test_screen_draws_the_big_road_from_the_roads_topic():
 
 def test_view_tags_cards_that_did_not_come_from_the_shoe():
     """The core's coup/current names each card's source: the snapshot line and the screen show it."""
-    from shoe_daemon.events import Event, Kind
+    from shoe_daemon.core.events import Event, Kind
+    from shoe_daemon.core.table import Table
     from shoe_daemon.game.engine import TableRules
-    from shoe_daemon.table import Table
 
     table = Table(TableRules(), "T1")
     events = [Event(0.0, Kind.CARD, "shoe", {"card": "2S"}), Event(1.0, Kind.CARD_UNREADABLE, "shoe", {}),
@@ -244,7 +245,7 @@ def test_view_tags_cards_that_did_not_come_from_the_shoe():
               Event(4.0, Kind.CARD, "api", {"card": "4D", "user": "dealer"})]
     view = TableView(PREFIX)
     for event in events:
-        for out in table.handle(event):
+        for out in Pipeline(table).feed_one(event):
             if hasattr(out, "topic"):
                 view.apply(out.topic, out.encode())
     expected = "coup 1 (shoe 1) now: punto 2S 4D[api] (6) | banco 3H[camera 99.8%] (3) | next: banco"

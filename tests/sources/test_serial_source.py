@@ -5,7 +5,7 @@ import queue
 import time
 from types import SimpleNamespace
 
-from shoe_daemon.events import Kind
+from shoe_daemon.core.events import Kind
 from shoe_daemon.sources.base import ShoeDriver
 from shoe_daemon.sources.serial_source import SerialSource
 from shoe_daemon.sources.text_driver import TextLineDriver

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shoe_daemon.events import Kind
+from shoe_daemon.core.events import Kind
 from shoe_daemon.game.cards import ALL_CODES
 from shoe_daemon.sources import driver_names, get_driver
 from shoe_daemon.sources.text_driver import MAX_LINE, TextLineDriver

@@ -16,11 +16,12 @@ import time
 import cv2
 
 from shoe_daemon.config import CameraConfig
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table
 from shoe_daemon.game.engine import TableRules
-from shoe_daemon.outputs import Publish
 from shoe_daemon.sources.camera_source import CameraSource
-from shoe_daemon.table import Table
 from tests.vision.conftest import ROOT
 
 SCENARIO = ROOT / "fixtures" / "camera" / "unreadable-card"
@@ -54,7 +55,7 @@ def shoe_events() -> list[Event]:
 
 def run(events):
     table = Table(TableRules(), "t1")
-    outs = [o for e in events for o in table.handle(e)]
+    outs = [o for e in events for o in Pipeline(table).feed_one(e)]
     return table, [o for o in outs if isinstance(o, Publish)]
 
 
@@ -90,7 +91,7 @@ def test_a_card_the_camera_cannot_read_asks_for_manual_entry(tmp_path):
     assert "manual_entry_needed" in raised
     assert not [m for m in outs if m.topic == "coup/result"]
     # The dealer types the card in; the coup settles.
-    outs = [o for o in table.handle(Event(9.0, Kind.CARD, "api", {"card": "9D", "user": "dealer",
+    outs = [o for o in Pipeline(table).feed_one(Event(9.0, Kind.CARD, "api", {"card": "9D", "user": "dealer",
                                                                       "reason": "chip on the card"}))
             if isinstance(o, Publish)]
     (result,) = [m.payload for m in outs if m.topic == "coup/result"]

@@ -26,10 +26,11 @@ from pathlib import Path
 import pytest
 
 from shoe_daemon.config import Config, MqttConfig, TableConfig
-from shoe_daemon.events import Event, Kind
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table, limits_from_config, rules_from_config
 from shoe_daemon.game.cards import ALL_CODES
-from shoe_daemon.outputs import Publish
-from shoe_daemon.table import Table, limits_from_config, rules_from_config
 from tests.support.mosquitto import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,10 +160,12 @@ class Session:
     outputs: list[Publish] = field(default_factory=list)
     t: float = 1_718_000_000.0
 
+    def __post_init__(self) -> None:
+        self.pipeline = Pipeline(self.table)
+
     def feed(self, kind: Kind, source: str = "shoe", **data) -> list[Publish]:
         self.t += 2.5
-        event = self.table.prepare(Event(self.t, kind, source, data))
-        outs = [o for o in self.table.handle(event) if isinstance(o, Publish)]
+        outs = [o for o in self.pipeline.feed_one(Event(self.t, kind, source, data)) if isinstance(o, Publish)]
         self.outputs += outs
         return outs
 

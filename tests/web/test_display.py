@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shoe_daemon.events import Kind
+from shoe_daemon.core.events import Kind
 from shoe_daemon.publish.broker import EmbeddedBroker
 from tests.support.mosquitto import free_port
 from tests.web.harness import (

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from shoe_daemon import web
-from shoe_daemon.config import Config, MqttConfig, TableConfig, TableLimits
+from shoe_daemon.config import Config, LimitsConfig, MqttConfig, TableConfig
 from tests.web.harness import DisplayServer
 
 
@@ -42,9 +42,9 @@ def test_display_config_for_the_embedded_broker():
         "decks": 6,
         "broker": {"url": "ws://127.0.0.1:9101", "protocol_version": 4},
         "limits": {
-            "punto": {"min": "10", "max": "10000", "total_max": "100000"},
-            "banco": {"min": "10", "max": "10000", "total_max": "100000"},
-            "tie": {"min": "5", "max": "1000", "total_max": "10000"},
+            "punto": {"min": "10", "max": "10000", "table_max": "100000"},
+            "banco": {"min": "10", "max": "10000", "table_max": "100000"},
+            "tie": {"min": "5", "max": "1000", "table_max": "10000"},
         },
     }
     assert web.display_config(config())["broker"]["url"] is None   # no websockets listener configured
@@ -62,12 +62,12 @@ def test_display_config_for_an_external_broker(mqtt, url):
 
 
 def test_display_config_carries_the_prefix_and_limits_but_never_credentials():
-    limits = TableLimits.model_validate({"banco": {"min": "25", "max": "5000.50"}, "tie": {"max": "500"}})
+    limits = LimitsConfig.model_validate({"banco": {"min": "25", "max": "5000.50"}, "tie": {"max": "500"}})
     c = Config(table=TableConfig(id="t9", limits=limits),
                mqtt=MqttConfig(host="broker", prefix="casino1/baccarat/t9/", username="table", password="s3cret"))
     cfg = web.display_config(c)
     assert cfg["prefix"] == "casino1/baccarat/t9"
-    assert cfg["limits"]["banco"] == {"min": "25", "max": "5000.50", "total_max": "100000"}
+    assert cfg["limits"]["banco"] == {"min": "25", "max": "5000.50", "table_max": "100000"}
     assert cfg["limits"]["tie"]["max"] == "500"
     text = json.dumps(cfg)
     assert "s3cret" not in text and "username" not in text and "password" not in text

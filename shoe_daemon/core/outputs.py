@@ -3,6 +3,9 @@
 Sinks render these (MQTT, the journal's coup table, the shoe's lights, the
 API's live stream); they do not decide game facts. ``Publish.encode()`` is
 canonical JSON, so a replayed fixture yields the same bytes as the live run.
+The core puts its outputs in an :class:`Outbox`, which hands each to the sinks
+as it is made (a dealt card's message leaves before the coup's result is
+computed).
 """
 
 from __future__ import annotations
@@ -68,9 +71,21 @@ class Publish:
         return canonical_json(self.payload)
 
 
+class Lights:
+    """Dealer indicator states the core asks the shoe to show (drivers map them to their wire)."""
+
+    OFF = "off"
+    PUNTO = "punto"          # next card to Punto
+    BANCO = "banco"          # next card to Banco
+    COMPLETE = "complete"    # coup complete: wait
+    ERROR = "error"          # dealing error: stop dealing
+
+    ALL = (OFF, PUNTO, BANCO, COMPLETE, ERROR)
+
+
 @dataclass(frozen=True, slots=True)
 class SetLights:
-    """Dealer indicator state for the shoe (see sources.base.Lights)."""
+    """Dealer indicator state for the shoe (one of :class:`Lights`)."""
 
     state: str
 
@@ -83,3 +98,31 @@ class RecordCoup:
     shoe: int
     coup: int
     result: dict[str, Any]
+
+
+Output = Publish | SetLights | RecordCoup
+
+
+class Outbox:
+    """The outputs of one event, in the order the sinks must render them.
+
+    ``emit`` (optional) receives each output the moment the core adds it. An output is never
+    changed once added (a later state is a new dict), so rendering early gives the same bytes.
+    """
+
+    __slots__ = ("items", "_emit")
+
+    def __init__(self, emit=None):
+        self.items: list[Output] = []
+        self._emit = emit
+
+    def append(self, out: Output) -> None:
+        self.items.append(out)
+        if self._emit is not None:
+            self._emit(out)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
