@@ -1,0 +1,86 @@
+"""The one pipeline: stamp -> journal -> core -> emit, for the daemon, replay, the virtual session and
+the tests; and the error split: the game's refusals become alerts, a bug propagates."""
+
+import sqlite3
+
+import pytest
+
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Publish
+from shoe_daemon.core.pipeline import Pipeline
+from shoe_daemon.core.table import Table
+from shoe_daemon.game.engine import DealingEngine, TableRules
+
+
+class SqliteLog:
+    """A journal for the test: events appended to SQLite on disk, as the daemon's journal does."""
+
+    def __init__(self, path):
+        self.db = sqlite3.connect(path)
+        self.db.execute("create table events (seq integer primary key, body text)")
+
+    def append_many(self, events):
+        seqs = []
+        with self.db:
+            for e in events:
+                seqs.append(self.db.execute("insert into events (body) values (?)", (e.to_json(),)).lastrowid)
+        return seqs
+
+    def events(self):
+        return [Event.from_json(body) for (body,) in self.db.execute("select body from events order by seq")]
+
+
+def shoe_cards(*codes, t0=10.0):
+    return [Event(t0 + i, Kind.CARD, "shoe", {"card": c, "counter": i + 1}) for i, c in enumerate(codes)]
+
+
+def test_events_are_journaled_stamped_before_the_core_sees_them_and_a_replay_gives_the_same_bytes(tmp_path):
+    log = SqliteLog(tmp_path / "j.sqlite")
+    emitted = []
+    live = Pipeline(Table(TableRules(), "t1"), journal=log, emit=emitted.append)
+    live.table.retained()
+    tamper = Event(1.0, Kind.TAMPER, "shoe", {"what": "lid_open"})
+    new_shoe = Event(2.0, Kind.NEW_SHOE, "api", {"user": "pit", "reason": "fresh"})
+    handled = live.feed([tamper, new_shoe, *shoe_cards("9H", "2C", "3D", "4S")])
+    assert [h.seq for h in handled] == [1, 2, 3, 4, 5, 6]
+    assert emitted == [o for h in handled for o in h.outputs]
+    # The new shoe was stamped after the tamper was handled: it carries the tamper alert.
+    journaled = log.events()
+    assert [a["kind"] for a in journaled[1].data["carried_alerts"]] == ["tamper"]
+    assert journaled[1] == handled[1].event
+    # The journal replayed through a fresh core gives the same messages, byte for byte.
+    again = []
+    Pipeline(Table(TableRules(), "t1")).restore(journaled, again.append)
+    assert [o.encode() for o in again if isinstance(o, Publish)] == \
+        [o.encode() for o in emitted if isinstance(o, Publish)]
+
+
+def test_a_journal_that_fails_stops_the_batch_before_the_core_sees_it(tmp_path):
+    class Full:
+        def append_many(self, events):
+            raise OSError(28, "No space left on device")
+
+    pipeline = Pipeline(Table(TableRules(), "t1"), journal=Full())
+    with pytest.raises(OSError):
+        pipeline.feed(shoe_cards("9H"))
+    assert pipeline.table.events == 0 and pipeline.table.engine.snapshot().punto == ()
+
+
+def test_the_game_refusing_an_action_is_an_alert_not_an_exception():
+    pipeline = Pipeline(Table(TableRules(), "t1"))
+    outs = pipeline.feed_one(Event(1.0, Kind.VOID_COUP, "api", {"user": "sup", "reason": "x", "coup_id": "1-9"}))
+    alerts = [o.payload["alert"] for o in outs if isinstance(o, Publish) and o.topic == "alerts/event"]
+    assert [(a["kind"], a["severity"]) for a in alerts] == [("action_rejected", "info")]
+    outs = pipeline.feed_one(Event(2.0, Kind.CARD, "shoe", {"card": "ZZ"}))
+    assert any(o.payload["alert"]["kind"] == "fault" for o in outs if isinstance(o, Publish) and o.topic == "alerts/event")
+
+
+def test_a_bug_in_the_core_propagates_instead_of_becoming_an_alert(monkeypatch):
+    table = Table(TableRules(), "t1")
+
+    def broken(*args, **kwargs):
+        raise TypeError("a programming error")
+
+    monkeypatch.setattr(DealingEngine, "close_coup", broken)
+    with pytest.raises(TypeError, match="a programming error"):
+        Pipeline(table).feed_one(Event(1.0, Kind.CLOSE_COUP, "api", {"user": "sup"}))
