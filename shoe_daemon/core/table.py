@@ -153,7 +153,7 @@ class Table:
             self.alerts.publish(out, 0.0)
             self.presenter.sources(out, 0.0, self.readers.sources)
             self.scoreboard.publish_history(out, 0.0)
-            self.scoreboard.publish_roads(out, 0.0, self.engine.shoe_state().shoe)
+            self.scoreboard.publish_roads(out, 0.0, self.engine.snapshot().shoe)
         return self.presenter.retained()
 
     def last_payload(self, topic: str) -> dict | None:
@@ -361,7 +361,7 @@ class Table:
         # run did, or its coup ids would collide with shoe 1's (a no-op live).
         self._engine_action(event, out, lambda: self.engine.new_shoe(p.decks, t=event.t, number=p.shoe_number))
         self.alerts.publish(out, event.t)
-        self.scoreboard.publish_roads(out, event.t, self.engine.shoe_state().shoe)
+        self.scoreboard.publish_roads(out, event.t, self.engine.snapshot().shoe)
         self._publish_odds(out, event)
 
     def _on_close(self, event: Event, out: Outbox) -> None:
@@ -435,14 +435,13 @@ class Table:
             self.alerts.add(out, alert.to_dict(), t)
             if alert.evidence.get("result_withdrawn"):
                 withdrawn = f"{alert.shoe}-{alert.coup}"
-        shoe = self.engine.shoe_state().shoe
         if withdrawn is not None and (step.result is None or step.result.coup_id != withdrawn):
-            self.scoreboard.withdraw(out, t, withdrawn, shoe)
+            self.scoreboard.withdraw(out, t, withdrawn, self.engine.snapshot().shoe)
         if step.result is not None:
             result = step.result.to_dict()
             self.scoreboard.settled(out, t, result)
             out.append(self.ledger.coup_record(result))
-            self.scoreboard.update_roads(out, t, result, shoe)
+            self.scoreboard.update_roads(out, t, result, self.engine.snapshot().shoe)
             self._publish_odds(out, event)
         self._publish_coup(out, t, step.snapshot)
 
