@@ -178,6 +178,8 @@ def session(table: Table) -> Iterator[Event]:
     yield ev(Kind.TAMPER, what="lid_open", active=True)
     yield ev(Kind.FAULT, code="0x0011", active=True, detail="optical sensor dirty")
     yield ev(Kind.FAULT, code="events_lost", severity="error", first_seq=40, count=2, reason="ring overflow")
+    # Lost events stop the game (the error policy): a supervisor releases it.
+    yield api(Kind.RESOLVE_COUP, reason="the lost events were checked against the camera")
     yield ev(Kind.FAULT, "mqtt", code="broker_connection_lost", error="connection refused")
     yield ev(Kind.CARD, "api", card="1X", user="sup")
     yield ev(Kind.SHOE_REMOVED)

@@ -97,6 +97,18 @@ class AlertBook:
         self.publish(out, t)
         return True
 
+    def repeat(self, out: Outbox, key: str, t: float, *, times: int = 1) -> None:
+        """The condition behind an active alert happened again: one alert with a count, not a new
+        alert each time. The active list is republished when the count reaches 2, 4, 8, ... (a
+        stream of repeats costs a message per doubling, and memory stays flat)."""
+        for alert_id in self.ids_with_key(key):
+            alert = self.active[alert_id]
+            before = alert.get("count", 1)
+            after = before + max(1, times)
+            self.active[alert_id] = {**alert, "count": after, "last_t": t}
+            if after.bit_length() > before.bit_length():
+                self.publish(out, t)
+
     def ids_with_key(self, key: str) -> list[str]:
         return [alert_id for alert_id, alert in self.active.items() if alert.get("key") == key]
 

@@ -216,9 +216,17 @@ class ButtonData(Payload):
 
 @dataclass(frozen=True, slots=True)
 class FaultData(Payload):
-    TYPES: ClassVar = {"severity": STR}
+    """A fault a source reports: raised (``active`` true, the default) or cleared by the source.
+    ``name``/``action``: what the protocol calls it and what the host must do (PROTOCOL.md §7.2);
+    ``count``: how many times it happened (a driver may report a burst once)."""
+
+    TYPES: ClassVar = {"severity": STR, "active": BOOL, "name": OPT_STR, "action": OPT_STR, "count": INT}
     code: Any = None
     severity: str = "warning"
+    active: bool = True
+    name: str | None = None
+    action: str | None = None
+    count: int = 1
     text: Any = None
     reason: Any = None
 
@@ -236,12 +244,13 @@ class NewShoeData(Attribution):
     """A new shoe; what the table carries into it is stamped on when it is journaled."""
 
     TYPES: ClassVar = {"decks": OPT_INT, "carried_alerts": LIST, "message_seq": INT, "shoe_number": INT,
-                       "carried_history": DICT}
+                       "carried_history": DICT, "carried_sources": DICT}
     decks: int | None = None
     carried_alerts: list = field(default_factory=list)
     message_seq: int | None = None
     shoe_number: int | None = None
     carried_history: dict | None = None
+    carried_sources: dict | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,9 +180,11 @@ class Table:
         if event.kind is Kind.NEW_SHOE and "carried_alerts" not in event.data:
             extra = {"carried_alerts": list(self.alerts.active.values()), "message_seq": self.presenter.seq,
                      "shoe_number": self.engine.next_shoe_number()}
-            history = self.presenter.last_payload("history")
-            if history is not None:
-                extra["carried_history"] = history
+            # ... and the last coups (they run across shoes) and the sources' state, as last published.
+            for topic in ("history", "sources"):
+                payload = self.presenter.last_payload(topic)
+                if payload is not None:
+                    extra[f"carried_{topic}"] = payload
             event = event.with_data(**extra)
         return event
 
@@ -326,17 +328,38 @@ class Table:
     def _on_fault(self, event: Event, out: Outbox) -> None:
         p = event.payload
         severity = p.severity if p.severity in ("info", "warning", "error", "critical") else "warning"
-        key = None
         if event.source == "mqtt" and p.code in (BROKER_LOST, BROKER_RESTORED):
-            # The broker connection is a link like the shoe's: its loss stays active (one at a
-            # time) until the connection is back; "restored" is news, not a standing alert.
-            key = f"mqtt:{LINK_LOST}"
-            if p.code == BROKER_RESTORED:
-                severity, key = "info", None
-                self.alerts.clear_key(out, f"mqtt:{LINK_LOST}", event.t, by=event.source,
-                                      reason="broker connection restored")
-            elif self.alerts.has_key(key):
-                return
+            self._on_broker(event, out, severity)
+            return
+        # One alert per fault of a source while it lasts: a repeat counts, a clear ends it.
+        key = f"{event.source}:{FAULT}:{p.code}"
+        if not p.active:
+            self.alerts.clear_key(out, key, event.t, by=event.source, reason=f"cleared by the {event.source}")
+            return
+        if self.alerts.has_key(key):
+            self.alerts.repeat(out, key, event.t, times=p.count)
+            return
+        what = f"{p.name.replace('_', ' ').lower()} ({p.code})" if p.name else f"{p.code}"
+        text = p.text or p.reason
+        self._raise(out, event, FAULT, severity, f"{event.source} fault {what}" + (f": {text}" if text else ""),
+                    dict(event.data), key=key if severity != "info" else None)
+        if severity in ("error", "critical"):
+            # A fault that stops the dealing (a jam, a dead sensor, events lost on the link): the
+            # error policy applies as for a dealing error; with "hold" nothing settles until a
+            # supervisor resolves it.
+            self._render(self.engine.hold(f"{event.source} fault {what}", t=event.t), event, out, {})
+
+    def _on_broker(self, event: Event, out: Outbox, severity: str) -> None:
+        """The broker connection is a link like the shoe's: its loss stays active (one at a time)
+        until the connection is back; "restored" is news, not a standing alert."""
+        p = event.payload
+        key = f"mqtt:{LINK_LOST}"
+        if p.code == BROKER_RESTORED:
+            severity, key = "info", None
+            self.alerts.clear_key(out, f"mqtt:{LINK_LOST}", event.t, by=event.source,
+                                  reason="broker connection restored")
+        elif self.alerts.has_key(key):
+            return
         text = p.text or p.reason
         self._raise(out, event, FAULT, severity, f"{event.source} fault {p.code}" + (f": {text}" if text else ""),
                     dict(event.data), key=key)
@@ -356,6 +379,11 @@ class Table:
             self.presenter.continue_from(p.message_seq)
         self.scoreboard.new_shoe(p.carried_history)
         self.readers.new_shoe()
+        if p.carried_sources is not None and isinstance(p.carried_sources.get("sources"), dict):
+            # The links and the shoe's presence run across shoes too: a replay that starts here
+            # merges later link events into what was known, as the live run did.
+            self.readers.sources = {k: dict(v) for k, v in p.carried_sources["sources"].items()}
+            self.presenter.carry("sources", p.carried_sources)
         self.alerts.carry(p.carried_alerts)
         # A replay starts at this shoe with a fresh engine (shoe 1): number the shoe as the live
         # run did, or its coup ids would collide with shoe 1's (a no-op live).

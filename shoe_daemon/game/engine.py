@@ -33,7 +33,8 @@ no change of state, when the action does not apply):
 
 ``void_coup(reason="", *, t=0.0)``, ``resolve(reason="", *, t=0.0)`` (release a
 held coup), ``correct_card(index, card, reason="", *, t=0.0)`` (``index`` is the
-0-based position in the coup's dealing order).
+0-based position in the coup's dealing order), ``hold(reason="", *, t=0.0)`` (a
+fault outside the cards: the error policy for the coup in progress or the next).
 
 Read-only views: ``snapshot() -> CoupSnapshot``, ``shoe_state() -> ShoeState``,
 ``rules``.
@@ -222,7 +223,7 @@ class DealingEngine:
 
     __slots__ = (
         "_rules", "_auto", "_policy", "_shoe_no", "_shoe", "_coup", "_coups", "_seq", "_counter",
-        "_n_alerts", "_cut", "_last_coup", "_burn_due", "_burn_turn", "_burn_card", "_undo",
+        "_n_alerts", "_cut", "_last_coup", "_burn_due", "_burn_turn", "_burn_card", "_undo", "_hold_next",
     )
 
     def __init__(self, rules: TableRules | None = None):
@@ -234,6 +235,7 @@ class DealingEngine:
         self._auto = rules.closing is Closing.AUTO
         self._policy = rules.on_error
         self._shoe_no = 0
+        self._hold_next = False   # a fault between coups holds the next coup (policy 'hold')
         self._start_shoe(rules.decks)
 
     @property
@@ -310,6 +312,8 @@ class DealingEngine:
                                         alerts, result)
         self._coups += 1
         coup = self._coup = _TableCoup(self._shoe_no, self._coups, self._coups == self._last_coup)
+        if self._hold_next:
+            coup.held, self._hold_next = True, False
         return coup, alerts, result
 
     def _deal_burn(self, card, idx, side, counter, source, t) -> Step:
@@ -478,9 +482,40 @@ class DealingEngine:
         self._undo = None
         return self._step(alerts=alerts)
 
+    def hold(self, reason: str = "", *, t: float = 0.0) -> Step:
+        """A fault outside the cards (a shoe fault, events lost on the link) stops the game by the
+        error policy: ``hold`` holds the coup in progress, or the next one to open, until a
+        supervisor resolves it (nothing settles meanwhile); ``void`` voids the coup in progress;
+        ``continue`` changes nothing. The caller raises the alert that says why."""
+        coup = self._coup
+        in_progress = coup is not None and not coup.closed and not coup.voided
+        alerts: list = []
+        if self._policy is ErrorPolicy.HOLD:
+            if in_progress:
+                coup.held = True
+            else:
+                self._hold_next = True
+        elif self._policy is ErrorPolicy.VOID and in_progress and coup.count:
+            self._void(coup, f"error policy 'void' after {reason}" if reason else "error policy 'void'",
+                       alerts, t)
+        return self._step(alerts=alerts)
+
+    @property
+    def hold_pending(self) -> bool:
+        """A hold waits for the next coup to open."""
+        return self._hold_next
+
     def resolve(self, reason: str = "", *, t: float = 0.0) -> Step:
         """Release a held coup: it goes on by the tableau and settles when complete."""
         coup = self._coup
+        if (coup is None or not coup.held) and self._hold_next:
+            # The hold waited for a coup that has not opened: release it before it does.
+            self._hold_next = False
+            number = self._coups + 1
+            return self._step(alerts=[self._alert(
+                number, AlertKind.COUP_RESOLVED, Severity.INFO,
+                f"Coup {number} released by the supervisor before it opened" + (f": {reason}." if reason else "."),
+                {"reason": reason}, t)])
         if coup is None or not coup.held:
             raise EngineError("no coup is held")
         coup.held = False
