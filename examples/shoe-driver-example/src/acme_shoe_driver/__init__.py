@@ -1,0 +1,131 @@
+"""A shoe-daemon driver for the Acme CardStream line protocol (made up, for docs/drivers.md).
+
+The protocol, as the vendor's manual would give it: 7-bit ASCII lines ending in CR LF, one
+message a line, the shoe speaking first when it has something to say.
+
+    shoe -> host
+      HELLO <model> <firmware>     power-up, and the answer to HELLO?
+      CARD <rank><suit> <counter>  a card drawn and read: "CARD QH 17", "CARD 10S 18"
+      NOREAD <counter>             a card drawn that the reader could not read
+      CUT                          the cut card came out
+      ERR <code> <text>            the shoe's own fault report: "ERR 12 optical sensor dirty"
+    host -> shoe
+      HELLO?                       who are you (sent when the port opens)
+      LAMP P|B|C|E|0               the dealer lamp: Punto, Banco, coup complete, error, off
+
+<counter> counts the cards drawn since the shoe was filled (1, 2, 3, ...). The driver is
+sans-I/O: the daemon's serial source owns the port and calls ``connected``, ``feed``, ``tick``,
+``disconnected`` and ``lights`` with the time; nothing here reads a clock or a port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from shoe_daemon.events import Event, Kind
+from shoe_daemon.game.cards import CardCodeError, parse_card
+from shoe_daemon.sources.base import DriverSettings, Lights, ShoeDriver
+
+LAMPS = {Lights.OFF: b"0", Lights.PUNTO: b"P", Lights.BANCO: b"B", Lights.COMPLETE: b"C", Lights.ERROR: b"E"}
+
+
+class AcmeSettings(DriverSettings):
+    """This driver's own [shoe] keys, validated when the daemon's configuration loads.
+
+    Prefixed with the driver's name: they share the [shoe] table with the port keys and the
+    built-in drivers' keys.
+    """
+
+    example_max_line: int = Field(128, ge=16, le=4096)   # a longer line is noise: a fault, then dropped
+    example_lamps: bool = True                           # the shoe has a dealer lamp (LAMP commands)
+
+
+class AcmeDriver(ShoeDriver):
+    Settings = AcmeSettings
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self._buffer = bytearray()
+        self._linked = False
+        self._counter: int | None = None   # the last card counter seen (or journaled)
+
+    # -- the ShoeDriver interface ------------------------------------------------------------
+    def resume(self, recent_events: Sequence[Event]) -> None:
+        # The journal's last counter (newest first): a gap across a daemon restart is still seen.
+        for event in recent_events:
+            counter = event.data.get("counter")
+            if event.source == self.source and isinstance(counter, int):
+                self._counter = counter
+                return
+
+    def connected(self, now):
+        self._buffer.clear()
+        return [], b"HELLO?\r\n"           # the link is up when the shoe answers
+
+    def feed(self, data, now):
+        events: list[Event] = []
+        self._buffer += data
+        while (end := self._buffer.find(b"\n")) >= 0:
+            line = bytes(self._buffer[:end]).rstrip(b"\r")
+            del self._buffer[: end + 1]
+            events += self._line(line, now)
+        if len(self._buffer) > self.settings.example_max_line:
+            events.append(self._fault("line_too_long", now, line=self._text(bytes(self._buffer))))
+            self._buffer.clear()
+        return events, b""
+
+    def disconnected(self, now, reason):
+        self._buffer.clear()
+        if not self._linked:
+            return []
+        self._linked = False
+        return [Event(now, Kind.LINK_DOWN, self.source, {"reason": reason})]
+
+    def lights(self, state, now):
+        if not self.settings.example_lamps:
+            return b""
+        return b"LAMP " + LAMPS[state] + b"\r\n"
+
+    # -- the vendor's messages ---------------------------------------------------------------
+    def _line(self, raw: bytes, now: float) -> list[Event]:
+        text = self._text(raw)
+        word, _, rest = text.strip().partition(" ")
+        args = rest.split()
+        if not word:
+            return []
+        if word == "HELLO" and len(args) == 2:
+            self._linked = True
+            return [Event(now, Kind.LINK_UP, self.source,
+                          {"driver": "example", "model": args[0], "firmware": args[1]})]
+        if word == "CARD" and len(args) == 2 and args[1].isdigit():
+            try:
+                card = parse_card(args[0])
+            except CardCodeError as exc:
+                return [self._fault("bad_card_code", now, line=text, text=str(exc))]
+            return self._counted(int(args[1]), now) + [
+                Event(now, Kind.CARD, self.source, {"card": card.code, "counter": int(args[1])})]
+        if word == "NOREAD" and len(args) == 1 and args[0].isdigit():
+            return self._counted(int(args[0]), now) + [
+                Event(now, Kind.CARD_UNREADABLE, self.source, {"counter": int(args[0])})]
+        if word == "CUT" and not args:
+            return [Event(now, Kind.CUT_CARD, self.source, {})]
+        if word == "ERR" and args:
+            return [self._fault(f"acme_{args[0]}", now, text=" ".join(args[1:]) or None)]
+        return [self._fault("unrecognised_line", now, line=text)]
+
+    def _counted(self, counter: int, now: float) -> list[Event]:
+        """A card counter that skips numbers means cards the daemon never heard of: say so."""
+        events = []
+        expected = None if self._counter is None else self._counter + 1
+        if expected is not None and counter > expected:
+            events.append(self._fault("cards_missed", now, severity="error", expected=expected, got=counter))
+        self._counter = counter
+        return events
+
+    def _fault(self, code: str, now: float, **data) -> Event:
+        return Event(now, Kind.FAULT, self.source, {"code": code, **{k: v for k, v in data.items() if v is not None}})
+
+    def _text(self, raw: bytes) -> str:
+        return raw.decode("ascii", errors="replace")[: self.settings.example_max_line]
