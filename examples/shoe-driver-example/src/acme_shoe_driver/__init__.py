@@ -11,11 +11,16 @@ message a line, the shoe speaking first when it has something to say.
       ERR <code> <text>            the shoe's own fault report: "ERR 12 optical sensor dirty"
     host -> shoe
       HELLO?                       who are you (sent when the port opens)
+      SINCE <counter>              send again the cards after <counter> that you still remember
       LAMP P|B|C|E|0               the dealer lamp: Punto, Banco, coup complete, error, off
 
-<counter> counts the cards drawn since the shoe was filled (1, 2, 3, ...). The driver is
-sans-I/O: the daemon's serial source owns the port and calls ``connected``, ``feed``, ``tick``,
-``disconnected`` and ``lights`` with the time; nothing here reads a clock or a port.
+<counter> counts the cards drawn since the shoe was filled (1, 2, 3, ...); the daemon's core
+checks it for gaps, so this driver only passes it on. A card resent after ``SINCE`` that the
+daemon already has (its counter at most the last one delivered) is dropped here.
+
+The driver is sans-I/O: the daemon's serial source owns the port and calls ``connected``,
+``feed``, ``tick``, ``disconnected`` and ``lights`` with the time; nothing here reads a clock or
+a port. ``resume`` gets the journal's last events before the port first opens.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ class AcmeSettings(DriverSettings):
 
     example_max_line: int = Field(128, ge=16, le=4096)   # a longer line is noise: a fault, then dropped
     example_lamps: bool = True                           # the shoe has a dealer lamp (LAMP commands)
+    example_resend: bool = True                          # ask for the cards missed (SINCE) on connect
 
 
 class AcmeDriver(ShoeDriver):
@@ -49,11 +55,12 @@ class AcmeDriver(ShoeDriver):
         super().__init__(settings)
         self._buffer = bytearray()
         self._linked = False
-        self._counter: int | None = None   # the last card counter seen (or journaled)
+        self._counter: int | None = None   # the counter of the last card delivered (or journaled)
 
     # -- the ShoeDriver interface ------------------------------------------------------------
     def resume(self, recent_events: Sequence[Event]) -> None:
-        # The journal's last counter (newest first): a gap across a daemon restart is still seen.
+        # The last counter the journal holds (newest first): after a daemon restart the shoe is
+        # asked for what came after it, and what the journal has is not delivered twice.
         for event in recent_events:
             counter = event.data.get("counter")
             if event.source == self.source and isinstance(counter, int):
@@ -62,7 +69,10 @@ class AcmeDriver(ShoeDriver):
 
     def connected(self, now):
         self._buffer.clear()
-        return [], b"HELLO?\r\n"           # the link is up when the shoe answers
+        hello = b"HELLO?\r\n"                # the link is up when the shoe answers
+        if self.settings.example_resend and self._counter is not None:
+            hello += b"SINCE %d\r\n" % self._counter
+        return [], hello
 
     def feed(self, data, now):
         events: list[Event] = []
@@ -104,25 +114,26 @@ class AcmeDriver(ShoeDriver):
                 card = parse_card(args[0])
             except CardCodeError as exc:
                 return [self._fault("bad_card_code", now, line=text, text=str(exc))]
-            return self._counted(int(args[1]), now) + [
-                Event(now, Kind.CARD, self.source, {"card": card.code, "counter": int(args[1])})]
+            if self._seen(int(args[1])):
+                return []
+            return [Event(now, Kind.CARD, self.source, {"card": card.code, "counter": int(args[1])})]
         if word == "NOREAD" and len(args) == 1 and args[0].isdigit():
-            return self._counted(int(args[0]), now) + [
-                Event(now, Kind.CARD_UNREADABLE, self.source, {"counter": int(args[0])})]
+            if self._seen(int(args[0])):
+                return []
+            return [Event(now, Kind.CARD_UNREADABLE, self.source, {"counter": int(args[0])})]
         if word == "CUT" and not args:
             return [Event(now, Kind.CUT_CARD, self.source, {})]
         if word == "ERR" and args:
             return [self._fault(f"acme_{args[0]}", now, text=" ".join(args[1:]) or None)]
         return [self._fault("unrecognised_line", now, line=text)]
 
-    def _counted(self, counter: int, now: float) -> list[Event]:
-        """A card counter that skips numbers means cards the daemon never heard of: say so."""
-        events = []
-        expected = None if self._counter is None else self._counter + 1
-        if expected is not None and counter > expected:
-            events.append(self._fault("cards_missed", now, severity="error", expected=expected, got=counter))
+    def _seen(self, counter: int) -> bool:
+        """Whether this card was delivered already (a resend); else it is the last one delivered.
+        Counter 1 after others is a refilled shoe, never a resend."""
+        if self._counter is not None and 1 < counter <= self._counter:
+            return True
         self._counter = counter
-        return events
+        return False
 
     def _fault(self, code: str, now: float, **data) -> Event:
         return Event(now, Kind.FAULT, self.source, {"code": code, **{k: v for k, v in data.items() if v is not None}})
