@@ -111,6 +111,7 @@ class PtyShoe:
     """This process as the shoe: a raw pty, a stable link to it, ShoeConnection driven by hand."""
 
     def __init__(self, link: str):
+        self.link = link
         self.line = PtyLine(link)
         self.line.plug()
         self.conn = ShoeConnection(now=time.monotonic(), boot_id=0x5EED)
