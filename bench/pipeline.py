@@ -26,13 +26,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import statistics
 import tempfile
 import threading
 import time
-import tty
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
@@ -41,6 +39,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from firmware_protocol.connection import ShoeConnection
 from firmware_protocol.messages import CardDrawn
 from shoe_daemon.emulator import DealerScript, EmulatedShoe
+from shoe_daemon.pty_line import PtyLine
 from tests.e2e.harness import DaemonProcess, NotifySocket, write_config
 from tests.support.mosquitto import MosquittoServer
 
@@ -112,11 +111,9 @@ class PtyShoe:
     """This process as the shoe: a raw pty, a stable link to it, ShoeConnection driven by hand."""
 
     def __init__(self, link: str):
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
-        os.set_blocking(self.master, False)
         self.link = link
-        os.symlink(os.ttyname(self.slave), link)
+        self.line = PtyLine(link)
+        self.line.plug()
         self.conn = ShoeConnection(now=time.monotonic(), boot_id=0x5EED)
 
     def service(self, until: float) -> None:
@@ -124,15 +121,10 @@ class PtyShoe:
         while True:
             now = time.monotonic()
             left = until - now
-            r, _, _ = select.select([self.master], [], [], max(0.0, left))
-            if r:
-                try:
-                    data = os.read(self.master, 4096)
-                except (BlockingIOError, OSError):
-                    data = b""
-                if data:
-                    self.conn.receive_data(data, time.monotonic())
-                    self.conn.events()
+            data = self.line.read(max(0.0, left))
+            if data:
+                self.conn.receive_data(data, time.monotonic())
+                self.conn.events()
             out = self.conn.tick(time.monotonic())
             if out:
                 self._write(out)
@@ -140,13 +132,7 @@ class PtyShoe:
                 return
 
     def _write(self, data: bytes) -> None:
-        while data:
-            try:
-                n = os.write(self.master, data)
-            except BlockingIOError:
-                select.select([], [self.master], [], 0.01)
-                continue
-            data = data[n:]
+        self.line.write(data)
 
     def send(self, message) -> float:
         """Write one frame; the perf_counter time right after its last byte was written."""
@@ -154,9 +140,7 @@ class PtyShoe:
         return time.perf_counter()
 
     def close(self) -> None:
-        os.unlink(self.link)
-        for fd in (self.master, self.slave):
-            os.close(fd)
+        self.line.close()
 
 
 def fsync_ms(directory: Path, n: int = 200) -> list[float]:

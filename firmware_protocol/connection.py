@@ -240,6 +240,11 @@ class HostConnection:
         return LINK_TIMEOUT_BEATS * beat
 
     @property
+    def configured_link_timeout(self) -> float | None:
+        """The link timeout given to the constructor; None: derived from the shoe's heartbeat."""
+        return self._link_timeout
+
+    @property
     def last_seq(self) -> int | None:
         """The last event seq delivered in order (what the host acknowledges)."""
         return self._delivered
@@ -653,6 +658,11 @@ class ShoeConnection:
     @property
     def unacked(self) -> int:
         return seq_diff(self.last_seq, self.last_acked)
+
+    @property
+    def last_heartbeat(self) -> float:
+        """When ``tick`` last sent a heartbeat (-inf: never); the next is due ``heartbeat_interval`` later."""
+        return self._last_heartbeat
 
     @property
     def ring(self) -> list[Message]:

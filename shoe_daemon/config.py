@@ -33,14 +33,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
-
-from shoe_daemon.sources.text_driver import DEFAULT_PATTERN as DEFAULT_TEXT_PATTERN  # the driver owns it
 
 ENV_PREFIX = "SHOE_DAEMON__"
 MASK = "***"
@@ -79,6 +78,14 @@ class _KeyedError(ValueError):
     def __init__(self, key: str, message: str):
         self.key = key
         super().__init__(message)
+
+
+class _UnknownKey(_KeyedError):
+    """A key no model declares, found by a validator (``choices``: the keys it may have meant)."""
+
+    def __init__(self, key: str, choices: list[str]):
+        self.choices = choices
+        super().__init__(key, f"unknown key {key}")
 
 
 # --------------------------------------------------------------------------- [mqtt]
@@ -198,23 +205,52 @@ STANDARD_BAUDRATES = (
 )  # fmt: skip
 # pyserial URL handlers (serial.serial_for_url): protocol_<scheme>.
 PYSERIAL_SCHEMES = ("socket", "rfc2217", "loop", "spy", "hwgrep", "alt", "cp2110")
-# One card code alone on its line (the text driver matches it ignoring case).
 
 
 class ShoeConfig(_Section):
-    """[shoe] — the serial dealing shoe."""
+    """[shoe] — the serial dealing shoe: its port, and the driver that speaks its protocol.
 
-    driver: Literal["protocol", "text"] = "protocol"
+    The port keys are declared here. Every other key belongs to a driver: ``driver`` is looked up
+    in the driver registry (shoe_daemon/sources: built-ins, ``register_driver``, the
+    ``shoe_daemon.drivers`` entry points) and its own settings model (``ShoeDriver.Settings``)
+    validates its keys; ``driver_settings`` is the result, what the driver is built with. The
+    built-in drivers' keys (``text_pattern``, ``link_timeout``) are accepted and checked whichever
+    driver is chosen, as they always were, and are attributes of this model (``shoe.link_timeout``).
+    The registry is imported when a configuration is validated, never when this module loads.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    driver: str = "protocol"
     port: str = "/dev/dealing-shoe"
     baudrate: int = 115200
     bytesize: Literal[5, 6, 7, 8] = 8
     parity: Literal["N", "E", "O"] = "N"
     stopbits: Literal[1, 1.5, 2] = 1
     exclusive: bool = True
-    text_pattern: str = DEFAULT_TEXT_PATTERN
     reconnect_min: float = Field(0.5, gt=0, le=3600)
     reconnect_max: float = Field(30.0, gt=0, le=3600)
-    link_timeout: float = Field(5.0, gt=0, le=3600)
+    _driver_settings: Any = PrivateAttr(None)
+
+    @property
+    def driver_settings(self) -> Any:
+        """The chosen driver's validated settings (an instance of its ``Settings`` model)."""
+        return self._driver_settings
+
+    @field_validator("driver")
+    @classmethod
+    def _driver(cls, v: str) -> str:
+        from shoe_daemon.sources import DriverLoadError, UnknownDriver, get_driver
+
+        try:
+            driver = get_driver(v)
+        except (UnknownDriver, DriverLoadError) as exc:
+            raise ValueError(str(exc)) from None
+        clash = sorted(set(driver.Settings.model_fields) & set(cls.model_fields))
+        if clash:
+            raise ValueError(f"shoe driver {v!r} is unusable: its settings redeclare [shoe] port keys "
+                             f"({', '.join(clash)})")
+        return v
 
     @field_validator("port")
     @classmethod
@@ -255,23 +291,39 @@ class ShoeConfig(_Section):
     def _parity(cls, v: Any) -> Any:
         return v.upper() if isinstance(v, str) else v
 
-    @field_validator("text_pattern")
-    @classmethod
-    def _pattern(cls, v: str) -> str:
-        try:
-            rx = re.compile(v)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
-        if "card" not in rx.groupindex:
-            raise ValueError("must have a named group (?P<card>...) that captures the card code")
-        return v
-
     @model_validator(mode="after")
     def _backoff(self) -> ShoeConfig:
         if self.reconnect_max < self.reconnect_min:
             raise _KeyedError(
                 "reconnect_max", f"must be at least reconnect_min ({self.reconnect_min}) (got {self.reconnect_max})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _settings(self) -> ShoeConfig:
+        from shoe_daemon.sources import BUILTIN_DRIVERS, get_driver
+
+        given = dict(self.model_extra or {})
+        chosen = get_driver(self.driver).Settings
+        models = [chosen] + [m for m in (get_driver(n).Settings for n in BUILTIN_DRIVERS) if m is not chosen]
+        owner = {}
+        for model in reversed(models):     # the chosen driver owns a key it shares with a built-in
+            owner.update(dict.fromkeys(model.model_fields, model))
+        for key in given:
+            if key not in owner:
+                raise _UnknownKey(key, [*type(self).model_fields, *owner])
+        values: dict[str, Any] = {}
+        for model in reversed(models):
+            mine = {k: v for k, v in given.items() if owner[k] is model}
+            try:
+                settings = model.model_validate(mine)
+            except ValidationError as exc:
+                key, problem, _ = _describe(exc.errors(include_url=False)[0], {})
+                raise _KeyedError(key or "driver", problem) from None
+            values.update(settings.model_dump())
+            if model is chosen:
+                self._driver_settings = settings
+        object.__setattr__(self, "__pydantic_extra__", values)
         return self
 
 
@@ -465,7 +517,7 @@ class Config(_Section):
     """The daemon's configuration: one model per TOML section."""
 
     table: TableConfig = TableConfig()
-    shoe: ShoeConfig = ShoeConfig()
+    shoe: ShoeConfig = Field(default_factory=ShoeConfig)   # built when needed: it loads the drivers
     journal: JournalConfig = JournalConfig()
     mqtt: MqttConfig = MqttConfig()
     api: ApiConfig = ApiConfig()
@@ -563,6 +615,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[tuple[str, ...], str]:
     """Merge ``SHOE_DAEMON__...`` variables into ``data``; returns key path -> variable name."""
     origins: dict[tuple[str, ...], str] = {}
+    shoe = data.get("shoe") if isinstance(data.get("shoe"), dict) else {}
+    driver = next((env[n] for n in env if n.upper() == f"{ENV_PREFIX}SHOE__DRIVER"), shoe.get("driver"))
     for name in sorted(env):
         if not name.upper().startswith(ENV_PREFIX):
             continue
@@ -572,7 +626,10 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[tuple[str, 
                 f"environment variable {name} must name a key: {ENV_PREFIX}<SECTION>__<KEY> "
                 "(double underscores between levels)"
             )
-        value = _env_value(env[name], _annotation_at(parts))
+        annotation = _annotation_at(parts)
+        if annotation is None and len(parts) == 2 and parts[0] == "shoe":
+            annotation = _driver_key_annotation(parts[1], driver)
+        value = _env_value(env[name], annotation)
         node = data
         for part in parts[:-1]:
             child = node.get(part)
@@ -652,6 +709,20 @@ def _annotation_at(parts: tuple[str | int, ...]) -> Any:
     return annotation
 
 
+def _driver_key_annotation(key: str, driver: Any) -> Any:
+    """The annotation of a driver's own [shoe] key: the chosen driver's, else a built-in's."""
+    from shoe_daemon.sources import BUILTIN_DRIVERS, get_driver
+
+    for name in (driver if isinstance(driver, str) else "protocol", *BUILTIN_DRIVERS):
+        try:
+            fields = get_driver(name).Settings.model_fields
+        except (KeyError, ImportError):
+            continue  # validation names a bad driver
+        if key in fields:
+            return fields[key].annotation
+    return None
+
+
 def _model_at(parts: tuple[str | int, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] | None = Config
     for part in parts:
@@ -704,6 +775,9 @@ def _describe(err: Mapping[str, Any], origins: dict[tuple[str, ...], str]) -> tu
     last = next((p for p in reversed(loc) if isinstance(p, str)), "")
     got = "" if last in SECRET_KEYS else f" (got {_show(value)})"
     exc = ctx.get("error")
+    if kind == "value_error" and isinstance(exc, _UnknownKey):
+        loc = loc + (exc.key,)
+        return _dotted(loc), _unknown_key(loc, origins, exc.choices), False
     if kind == "value_error" and isinstance(exc, _KeyedError):
         sub = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", exc.key) if p)
         loc = loc + sub
@@ -748,11 +822,13 @@ def _describe(err: Mapping[str, Any], origins: dict[tuple[str, ...], str]) -> tu
     return key, problem, True
 
 
-def _unknown_key(loc: tuple[str | int, ...], origins: dict[tuple[str, ...], str]) -> str:
+def _unknown_key(loc: tuple[str | int, ...], origins: dict[tuple[str, ...], str],
+                 choices: list[str] | None = None) -> str:  # fmt: skip
     name = str(loc[-1])
     parent = loc[:-1]
-    model = _model_at(parent)
-    choices = list(model.model_fields) if model is not None else []
+    if choices is None:
+        model = _model_at(parent)
+        choices = list(model.model_fields) if model is not None else []
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
     if not close:
         close = [c for c in choices if c.startswith(name) or name.startswith(c)][:1]

@@ -54,6 +54,11 @@ class Daemon:
         self.metrics = None                   # shoe_daemon.api.metrics.Metrics (its own registry)
         self._waiters: dict[int, tuple[Event, asyncio.Future]] = {}
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The asyncio loop ``run`` runs on (None before it starts): where other threads hand work."""
+        return self._loop
+
     # -- start-up ----------------------------------------------------------------
     def open_journal(self):
         from shoe_daemon.journal import Journal
@@ -119,14 +124,11 @@ class Daemon:
         from shoe_daemon.sources import get_driver
         from shoe_daemon.sources.serial_source import SerialSource
 
-        driver = get_driver(self.config.shoe.driver)(self.config.shoe)
-        if hasattr(driver, "resume"):
-            from shoe_daemon.sources.protocol_driver import resume_point
-
-            # Continue the shoe's link session after the last event journaled (newest first).
-            recent = [entry.event for entry in reversed(self.journal.last_events(RESUME_SCAN))]
-            driver.resume(resume_point(recent))
-        self.source = SerialSource(self.config.shoe, self.wrap_driver(driver), self._from_thread)
+        shoe = self.config.shoe
+        driver = get_driver(shoe.driver)(shoe.driver_settings)
+        # A driver may continue its shoe's session after the last events journaled (newest first).
+        driver.resume([entry.event for entry in reversed(self.journal.last_events(RESUME_SCAN))])
+        self.source = SerialSource(shoe, self.wrap_driver(driver), self._from_thread)
         self.source.start()
 
     def wrap_driver(self, driver):

@@ -39,8 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bytesize", type=int, choices=(5, 6, 7, 8), default=None)
     parser.add_argument("--parity", choices=("N", "E", "O"), default=None)
     parser.add_argument("--stopbits", type=float, choices=(1, 1.5, 2), default=None)
-    parser.add_argument("--driver", choices=("protocol", "text"), default=None,
-                        help="the daemon's shoe driver (default: the config's, else protocol)")
+    parser.add_argument("--driver", metavar="NAME", default=None,
+                        help="the daemon's shoe driver: protocol, text or an installed one's name "
+                             "(default: the config's, else protocol)")
     parser.add_argument("--decks", type=int, choices=(4, 6, 8), default=None, help="decks in the shoe (header)")
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="stop after S seconds (default: until Ctrl-C or SIGTERM)")
@@ -75,6 +76,13 @@ def _config(args):
         if value is not None:
             shoe[key] = int(value) if key == "stopbits" and float(value).is_integer() else value
     table = {"decks": args.decks} if args.decks is not None else {}
+    if args.driver is not None:
+        from shoe_daemon.sources import get_driver
+
+        try:
+            get_driver(args.driver)
+        except (KeyError, ImportError) as exc:
+            raise ValueError(str(exc)) from None
     return config.model_copy(update={
         "shoe": config.shoe.model_validate({**config.shoe.model_dump(), **shoe}),
         "table": config.table.model_validate({**config.table.model_dump(), **table}),

@@ -24,27 +24,13 @@ import select
 import tempfile
 import threading
 import time
-import tty
 
 from shoe_daemon.emulator.dealer import Disconnect, Faults
 from shoe_daemon.emulator.simulator import ShoeSimulator
+from shoe_daemon.pty_line import PtyLine
 
 POLL = 0.02
 MAX_OUT_BUFFER = 64 * 1024
-
-
-class _Pty:
-    def __init__(self) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
-        os.set_blocking(self.master, False)
-        self.path = os.ttyname(self.slave)
-        self.pending = bytearray()
-
-    def close(self) -> None:
-        for fd in (self.master, self.slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
 class EmulatedShoe:
@@ -82,7 +68,8 @@ class EmulatedShoe:
             link = os.path.join(self._tmpdir, "shoe")
         self.link = link
         self.linger = linger
-        self._pty: _Pty | None = None
+        self._pty: PtyLine | None = None    # plugged, or None during an outage
+        self._pending = bytearray()           # written, not yet taken by the pty
         self._stop = threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -169,7 +156,7 @@ class EmulatedShoe:
                 pty = self._pty
             timeout = max(0.0, min(POLL, sim.next_deadline() - now))
             if pty is not None:
-                wlist = [pty.master] if pty.pending else []
+                wlist = [pty.master] if self._pending else []
                 try:
                     readable, _, _ = select.select([pty.master], wlist, [], timeout)
                 except (OSError, ValueError):
@@ -189,7 +176,7 @@ class EmulatedShoe:
             result = sim.step(now)
             if self._pty is not None and result.data:
                 self._write(result.data)
-            elif self._pty is not None and self._pty.pending:
+            elif self._pty is not None and self._pending:
                 self._write(b"")
             if result.disconnect is not None:
                 self._unplug()
@@ -206,41 +193,27 @@ class EmulatedShoe:
                 done_at = None
 
     def _write(self, data: bytes) -> None:
-        pty = self._pty
-        pty.pending += data
-        if len(pty.pending) > MAX_OUT_BUFFER:
+        pending = self._pending
+        pending += data
+        if len(pending) > MAX_OUT_BUFFER:
             # Nobody is reading: a UART would have lost these bytes too.
-            del pty.pending[: len(pty.pending) - MAX_OUT_BUFFER]
+            del pending[: len(pending) - MAX_OUT_BUFFER]
         try:
-            n = os.write(pty.master, pty.pending)
-        except (BlockingIOError, InterruptedError):
-            return
+            n = self._pty.write_some(pending)
         except OSError:
-            pty.pending.clear()
+            pending.clear()
             return
-        del pty.pending[:n]
+        del pending[:n]
 
     # -- plugging -----------------------------------------------------------------------------------------
     def _plug(self, now: float) -> None:
-        self._pty = _Pty()
+        self._pty = PtyLine(self.link)
+        self._pending.clear()
         self._reconnect_at = None
-        if self.link is not None:
-            tmp = f"{self.link}.{os.getpid()}.tmp"
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            os.symlink(self._pty.path, tmp)
-            os.replace(tmp, self.link)
-            self.path = self.link
-        else:
-            self.path = self._pty.path
+        self.path = self._pty.plug()
         self.simulator.connected(now)
 
     def _unplug(self) -> None:
         pty, self._pty = self._pty, None
-        if pty is None:
-            return
-        if self.link is not None:
-            with contextlib.suppress(OSError):
-                if os.readlink(self.link) == pty.path:
-                    os.unlink(self.link)
-        pty.close()
+        if pty is not None:
+            pty.unplug()

@@ -194,7 +194,7 @@ class ShoeSimulator:
 
     def next_deadline(self) -> float:
         """The latest time the next step() should run."""
-        hb = self.conn._last_heartbeat + self.conn.heartbeat_interval
+        hb = self.conn.last_heartbeat + self.conn.heartbeat_interval
         if self.done:
             return hb
         return min(hb, self._next_time)

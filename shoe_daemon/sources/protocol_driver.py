@@ -10,6 +10,10 @@ nothing the shoe sent is lost, nothing is dealt twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from pydantic import Field
+
 from firmware_protocol.codec import DecodeError
 from firmware_protocol.connection import EventsLost, HostConnection, LinkDown, LinkUp
 from firmware_protocol.messages import (
@@ -26,7 +30,7 @@ from firmware_protocol.messages import (
 )
 from firmware_protocol.messages import Lights as WireLights
 from shoe_daemon.core.events import Event, Kind
-from shoe_daemon.sources.base import Lights, ShoeDriver
+from shoe_daemon.sources.base import DriverSettings, Lights, ShoeDriver
 
 LIGHTS = {
     Lights.OFF: WireLights.OFF,
@@ -51,16 +55,25 @@ def resume_point(events) -> tuple[int, int] | None:
     return None
 
 
+class ProtocolSettings(DriverSettings):
+    """[shoe] keys of the protocol driver."""
+
+    link_timeout: float = Field(5.0, gt=0, le=3600)   # seconds of silence before the link is down
+
+
 class ProtocolDriver(ShoeDriver):
-    def __init__(self, settings, resume: tuple[int, int] | None = None):
+    Settings = ProtocolSettings
+
+    def __init__(self, settings=None, resume: tuple[int, int] | None = None):
         super().__init__(settings)
-        timeout = getattr(settings, "link_timeout", None)
+        timeout = getattr(self.settings, "link_timeout", None)
         self.conn = HostConnection(resume=resume, link_timeout=timeout)
 
-    def resume(self, point: tuple[int, int] | None) -> None:
+    def resume(self, recent_events: Sequence[Event]) -> None:
         """Continue the shoe session the journal remembers (before the port opens)."""
+        point = resume_point(recent_events)
         if point is not None:
-            self.conn = HostConnection(resume=point, link_timeout=self.conn._link_timeout)
+            self.conn = HostConnection(resume=point, link_timeout=self.conn.configured_link_timeout)
 
     def connected(self, now):
         self.conn.connection_made(now)

@@ -1,7 +1,7 @@
 """The ``text`` driver: one card code per line, as plain card readers send them.
 
 The line is matched against ``shoe.text_pattern`` (a regex with a named group
-``card``); the card goes through the one card parser. A line that does not
+``card``, this driver's one setting); the card goes through the one card parser. A line that does not
 match, or whose card code is bad, becomes a ``fault`` event with the line in
 its evidence: it is never dropped silently and never guessed.
 """
@@ -10,15 +10,37 @@ from __future__ import annotations
 
 import re
 
+from pydantic import field_validator
+
 from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.game.cards import CardCodeError, parse_card
-from shoe_daemon.sources.base import ShoeDriver
+from shoe_daemon.sources.base import DriverSettings, ShoeDriver
 
+# One card code alone on its line (matched ignoring case).
 DEFAULT_PATTERN = r"^\s*(?P<card>(?:10|[A2-9TJQK])[SHDC])\s*$"
 MAX_LINE = 256  # a reader that never sends a newline must not grow memory
 
 
+class TextSettings(DriverSettings):
+    """[shoe] keys of the text driver."""
+
+    text_pattern: str = DEFAULT_PATTERN
+
+    @field_validator("text_pattern")
+    @classmethod
+    def _pattern(cls, v: str) -> str:
+        try:
+            rx = re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        if "card" not in rx.groupindex:
+            raise ValueError("must have a named group (?P<card>...) that captures the card code")
+        return v
+
+
 class TextLineDriver(ShoeDriver):
+    Settings = TextSettings
+
     def __init__(self, settings=None):
         super().__init__(settings)
         pattern = getattr(settings, "text_pattern", None) or DEFAULT_PATTERN

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from shoe_daemon.config import (
     ApiConfig,
@@ -16,6 +18,8 @@ from shoe_daemon.config import (
     MqttConfig,
     load_config,
 )
+from shoe_daemon.sources import BUILTIN_DRIVERS, _registered, get_driver, register_driver
+from shoe_daemon.sources.base import DriverSettings, ShoeDriver
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "systemd" / "shoe-daemon.example.toml"
@@ -60,6 +64,9 @@ def test_example_config_loads_and_documents_every_key():
         for key in sub.model_fields:                               # type: ignore[union-attr]
             if key != "limits":
                 assert f"{key} =" in text or f"[[{section}.{key}]]" in text, f"{section}.{key} is not documented in the example"
+    for name in BUILTIN_DRIVERS:                                   # the built-in drivers' own [shoe] keys
+        for key in get_driver(name).Settings.model_fields:
+            assert f"{key} =" in text, f"shoe.{key} ({name} driver) is not documented in the example"
 
 
 def test_other_environment_variables_are_ignored(tmp_path):
@@ -178,6 +185,13 @@ token = "inline-token"
         ("[shoe]\ntext_pattern = '[2-9TJQKA][SHDC]'", "config error: shoe.text_pattern: must have a named group (?P<card>...)"),
         ("[shoe]\nreconnect_min = 5\nreconnect_max = 1", "config error: shoe.reconnect_max: must be at least reconnect_min (5.0) (got 1.0)"),
         ("[shoe]\nexclusive = 'yes please'", "config error: shoe.exclusive: must be true or false (got 'yes please')"),
+        ("[shoe]\ndriver = 'protocl'", "config error: shoe.driver: unknown shoe driver 'protocl'; known: protocol, text"
+                                       " (did you mean 'protocol'?)"),
+        ("[shoe]\ndriver = 5", "config error: shoe.driver: must be a string (got 5)"),
+        ("[shoe]\nlink_timeout = 0", "config error: shoe.link_timeout: must be greater than 0.0 (got 0)"),
+        ("[shoe]\ndriver = 'text'\nlink_timeout = 'soon'", "config error: shoe.link_timeout: must be a number (got 'soon')"),
+        ("[shoe]\nlink_timout = 3", "config error: unknown key shoe.link_timout (did you mean link_timeout?)"),
+        ("[shoe]\ntext_patern = 'x'", "config error: unknown key shoe.text_patern (did you mean text_pattern?)"),
         ("[journal]\nsynchronous = 'off'", "config error: journal.synchronous: must be one of 'full', 'normal' (got 'off')"),
         ("[journal]\npath = ''", "config error: journal.path: must not be empty"),
         ("[mqtt]\nprotocol = 5", "config error: mqtt.protocol: must be one of '5', '3.1.1' (got 5)"),
@@ -297,3 +311,85 @@ def test_models_are_frozen():
     with pytest.raises(ValidationError):
         Config().table.decks = 6                                   # type: ignore[misc]
     assert ApiConfig().enabled is True
+
+
+# --------------------------------------------------------------------------- [shoe] driver and its own settings
+
+
+class _MineSettings(DriverSettings):
+    mine_speed: int = Field(9, ge=1, le=10)
+    mine_mode: str = "fast"
+
+
+class _MineDriver(ShoeDriver):
+    Settings = _MineSettings
+
+    def feed(self, data, now):
+        return [], b""
+
+
+@pytest.fixture
+def mine():
+    register_driver("mine", _MineDriver)
+    yield _MineDriver
+    _registered.pop("mine", None)
+
+
+def test_a_registered_driver_is_configurable_with_its_own_settings(tmp_path, mine):
+    cfg = load(tmp_path, "[shoe]\ndriver = 'mine'\nmine_speed = 3\nlink_timeout = 2.5\n")
+    assert cfg.shoe.driver == "mine"
+    assert cfg.shoe.driver_settings == _MineSettings(mine_speed=3)
+    assert isinstance(get_driver(cfg.shoe.driver)(cfg.shoe.driver_settings).settings, _MineSettings)
+    # the built-in drivers' keys stay where users have them, validated whichever driver is chosen
+    assert cfg.shoe.link_timeout == 2.5 and cfg.shoe.mine_speed == 3
+    assert cfg.shoe.model_dump()["mine_mode"] == "fast"
+    err = error(tmp_path, "[shoe]\ndriver = 'mine'\nmine_speed = 11\n")
+    assert str(err) == "config error: shoe.mine_speed: must be at most 10 (got 11)" and err.key == "shoe.mine_speed"
+    err = error(tmp_path, "[shoe]\ndriver = 'mine'\nmine_sped = 1\n")
+    assert str(err) == "config error: unknown key shoe.mine_sped (did you mean mine_speed?)"
+    # another driver's keys are unknown while it is not the one chosen
+    err = error(tmp_path, "[shoe]\ndriver = 'text'\nmine_speed = 3\n")
+    assert str(err).startswith("config error: unknown key shoe.mine_speed")
+    # an environment variable is typed by the driver's own model
+    cfg = load(tmp_path, "[shoe]\ndriver = 'mine'\n", SHOE_DAEMON__SHOE__MINE_MODE="7", SHOE_DAEMON__SHOE__MINE_SPEED="4")
+    assert cfg.shoe.driver_settings == _MineSettings(mine_speed=4, mine_mode="7")
+    err = error(tmp_path, None, SHOE_DAEMON__SHOE__DRIVER="mine", SHOE_DAEMON__SHOE__MINE_SPEED="0")
+    assert str(err) == "config error: shoe.mine_speed: must be at least 1 (got 0) (from SHOE_DAEMON__SHOE__MINE_SPEED)"
+
+
+def test_unknown_driver_lists_the_registered_ones(tmp_path, mine):
+    err = error(tmp_path, "[shoe]\ndriver = 'yours'\n")
+    assert str(err) == "config error: shoe.driver: unknown shoe driver 'yours'; known: mine, protocol, text"
+    assert err.key == "shoe.driver"
+
+
+def test_built_in_driver_settings_reach_the_driver(tmp_path):
+    cfg = load(tmp_path, "[shoe]\ndriver = 'text'\ntext_pattern = 'CARD (?P<card>\\w+)'\nlink_timeout = 7\n")
+    assert cfg.shoe.driver_settings.text_pattern == r"CARD (?P<card>\w+)"
+    assert cfg.shoe.link_timeout == 7.0 and isinstance(cfg.shoe.link_timeout, float)
+    assert load(tmp_path, "").shoe.driver_settings.link_timeout == 5.0
+    events, _ = get_driver("text")(cfg.shoe.driver_settings).feed(b"CARD QH\n", 1.0)
+    assert [e.data["card"] for e in events] == ["QH"]
+
+
+def test_a_driver_may_not_redeclare_the_port_keys(tmp_path):
+    class Greedy(DriverSettings):
+        port: str = "/dev/mine"
+
+    class GreedyDriver(_MineDriver):
+        Settings = Greedy
+
+    register_driver("greedy", GreedyDriver)
+    try:
+        err = error(tmp_path, "[shoe]\ndriver = 'greedy'\n")
+    finally:
+        _registered.pop("greedy", None)
+    assert str(err) == "config error: shoe.driver: shoe driver 'greedy' is unusable: its settings redeclare [shoe] port keys (port)"
+
+
+def test_config_imports_no_driver_and_no_vision():
+    code = ("import sys, shoe_daemon.config; "
+            "print(sorted(m for m in sys.modules if m.startswith(('shoe_daemon.sources', 'shoe_daemon.vision', "
+            "'firmware_protocol'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"

@@ -13,6 +13,7 @@ import pytest
 from firmware_protocol.messages import Button, ButtonPressed, ShoeState, ShoeStateCode
 from shoe_daemon.cli import main
 from shoe_daemon.emulator import Disconnect, EmulatedShoe, stacked_scenario
+from shoe_daemon.pty_line import PtyLine
 from shoe_daemon.recording.check import diff
 from shoe_daemon.recording.formats import CLOSE, HOST, LOST, OPEN, SHOE, read_fixture
 from shoe_daemon.recording.replay import replay
@@ -122,11 +123,8 @@ def test_record_usage_errors(tmp_path, capsys):
 
 def test_record_a_plain_text_reader(tmp_path):
     """The text driver through the tap: a plain reader (a pty we write lines into) -> record -> live daemon."""
-    import tty
-
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    reader = os.ttyname(slave)
+    pty = PtyLine()
+    reader = pty.plug()
     config = tmp_path / "daemon.toml"
     config.write_text('[table]\nid = "fixture"\nburn = "none"\n[shoe]\ndriver = "text"\n')
     out = tmp_path / "reader.shoelog"
@@ -142,7 +140,7 @@ def test_record_a_plain_text_reader(tmp_path):
             time.sleep(0.2)
             for line in (b"4H\r\n", b"2C\r\n", b"5D\r\n", b"KS\r\n", b"9C\r\n", b"NOT A CARD\r\n", b"8D\r\n",
                          b"3S\r\n", b"AH\r\n"):
-                os.write(master, line)
+                pty.write(line)
                 time.sleep(0.05)
             assert live.wait_for(lambda lines: sum("/coup/card " in ln for ln in lines) == 8)
             time.sleep(0.3)
@@ -154,8 +152,7 @@ def test_record_a_plain_text_reader(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-        os.close(master)
-        os.close(slave)
+        pty.close()
     fx = read_fixture(out)
     assert fx.header.driver == "text" and fx.header.shoe == {}
     assert b"".join(r.data for r in fx.records if r.kind == SHOE).count(b"\r\n") == 9

@@ -1,24 +1,22 @@
 """The serial source on real pseudo-terminals: read, unplug, replug, lights."""
 
-import os
 import queue
 import time
 from types import SimpleNamespace
 
 from shoe_daemon.core.events import Kind
+from shoe_daemon.pty_line import PtyLine
 from shoe_daemon.sources.base import ShoeDriver
 from shoe_daemon.sources.serial_source import SerialSource
 from shoe_daemon.sources.text_driver import TextLineDriver
 
 
 def new_pty(link):
-    master, slave = os.openpty()
-    path = os.ttyname(slave)
-    os.close(slave)  # the source opens it by path, as it would /dev/ttyUSB0
-    tmp = f"{link}.tmp"
-    os.symlink(path, tmp)
-    os.replace(tmp, link)  # udev-style: the stable name now points at the new device
-    return master
+    # udev-style: the stable name points at the new device; only the source holds the slave,
+    # opened by path as it would /dev/ttyUSB0
+    line = PtyLine(link, hold_slave=False)
+    line.plug()
+    return line
 
 
 def settings(port):
@@ -40,28 +38,28 @@ def collect(q, n, timeout=5.0):
 
 def test_reads_unplug_and_replug(tmp_path):
     link = str(tmp_path / "dealing-shoe")
-    master = new_pty(link)
+    line = new_pty(link)
     q = queue.SimpleQueue()
     src = SerialSource(settings(link), TextLineDriver(), q.put)
     src.start()
     try:
         assert collect(q, 1)[0].kind is Kind.LINK_UP
-        os.write(master, b"AS\n9D\n")
+        line.write(b"AS\n9D\n")
         cards = collect(q, 2)
         assert [e.data["card"] for e in cards] == ["AS", "9D"]
 
-        os.close(master)  # unplug
+        line.unplug()
         down = collect(q, 1)
         assert down[0].kind is Kind.LINK_DOWN and down[0].data["reason"]
 
-        master = new_pty(link)  # replug under the same name
+        line.plug()  # replugged under the same name
         assert collect(q, 1)[0].kind is Kind.LINK_UP
-        os.write(master, b"KC\n")
+        line.write(b"KC\n")
         assert collect(q, 1)[0].data["card"] == "KC"
         assert src.reconnects == 1 and src.connected
     finally:
         src.stop()
-        os.close(master)
+        line.close()
 
 
 def test_missing_port_retries_until_it_appears(tmp_path):
@@ -72,11 +70,11 @@ def test_missing_port_retries_until_it_appears(tmp_path):
     try:
         time.sleep(0.3)
         assert q.empty() and not src.connected and "late-shoe" in (src.last_error or "")
-        master = new_pty(link)
+        line = new_pty(link)
         assert collect(q, 1)[0].kind is Kind.LINK_UP
     finally:
         src.stop()
-        os.close(master)
+        line.close()
 
 
 class EchoLights(ShoeDriver):
@@ -89,7 +87,7 @@ class EchoLights(ShoeDriver):
 
 def test_lights_are_written_to_the_shoe(tmp_path):
     link = str(tmp_path / "shoe")
-    master = new_pty(link)
+    line = new_pty(link)
     src = SerialSource(settings(link), EchoLights(None), lambda evs: None)
     src.start()
     try:
@@ -99,8 +97,8 @@ def test_lights_are_written_to_the_shoe(tmp_path):
         src.set_lights("banco")
         got = b""
         while b"\n" not in got and time.monotonic() < deadline:
-            got += os.read(master, 100)
+            got += line.read(0.1)
         assert got == b"L:banco\n"
     finally:
         src.stop()
-        os.close(master)
+        line.close()

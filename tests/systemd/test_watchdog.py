@@ -15,7 +15,6 @@ SerialSource on a real pty whose driver blocks, and with a blocked event loop. T
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from types import SimpleNamespace
@@ -24,6 +23,7 @@ import pytest
 
 from shoe_daemon import service
 from shoe_daemon.config import Config
+from shoe_daemon.pty_line import PtyLine
 from shoe_daemon.service import Daemon
 from shoe_daemon.sources.base import ShoeDriver
 from shoe_daemon.sources.serial_source import SerialSource
@@ -134,8 +134,8 @@ class FreezingDriver(ShoeDriver):
 
 
 def test_a_frozen_reader_thread_stops_the_pings_and_a_silent_port_does_not(stall, tmp_path):
-    master, slave = os.openpty()
-    port = os.ttyname(slave)
+    line = PtyLine()
+    port = line.plug()
     settings = SimpleNamespace(port=port, baudrate=115200, bytesize=8, parity="N", stopbits=1, exclusive=True,
                                reconnect_min=0.05, reconnect_max=0.2)
     driver = FreezingDriver()
@@ -151,7 +151,7 @@ def test_a_frozen_reader_thread_stops_the_pings_and_a_silent_port_does_not(stall
         assert source.connected
         marks["freeze"] = time.monotonic()
         driver.frozen.set()
-        os.write(master, b"x")                   # the reader hangs in feed()
+        line.write(b"x")                         # the reader hangs in feed()
         await asyncio.sleep(1.0)
         assert driver.fed >= 1
         marks["release"] = time.monotonic()
@@ -164,8 +164,7 @@ def test_a_frozen_reader_thread_stops_the_pings_and_a_silent_port_does_not(stall
     finally:
         driver.release.set()
         source.stop()
-        os.close(master)
-        os.close(slave)
+        line.close()
     assert len(rec.pings(until=marks["freeze"])) >= 10, "a silent port is not a stall"
     assert rec.pings(marks["freeze"] + stall + INTERVAL, marks["release"]) == []
     assert len(rec.pings(marks["release"] + INTERVAL, marks["end"])) >= 4
