@@ -20,12 +20,14 @@ import tempfile
 import threading
 import time
 
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
+
 HELP = "run the daemon on an emulated shoe with the embedded broker and a live terminal view"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coups", type=int, default=None, metavar="N", help="stop after N coups (default: run until Ctrl-C)")
-    parser.add_argument("--decks", type=int, default=8, choices=(4, 6, 8))
+    parser.add_argument("--decks", type=decks, default=8, metavar="N", help=f"{DECKS_HELP} (default 8)")
     parser.add_argument("--seed", default=None, help="shuffle seed (default: random)")
     parser.add_argument("--pace", type=float, default=0.6, metavar="S", help="seconds between cards (default 0.6)")
     parser.add_argument("--fault", action="append", default=[], metavar="NAME=RATE",

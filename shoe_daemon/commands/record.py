@@ -19,6 +19,8 @@ import signal
 import sys
 from pathlib import Path
 
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
+
 HELP = "tap a live shoe's serial port through a pty and record what crosses the wire (a fixture)"
 
 
@@ -41,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stopbits", type=float, choices=(1, 1.5, 2), default=None)
     parser.add_argument("--driver", choices=("protocol", "text"), default=None,
                         help="the daemon's shoe driver (default: the config's, else protocol)")
-    parser.add_argument("--decks", type=int, choices=(4, 6, 8), default=None, help="decks in the shoe (header)")
+    parser.add_argument("--decks", type=decks, default=None, metavar="N", help=f"{DECKS_HELP} (header)")
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="stop after S seconds (default: until Ctrl-C or SIGTERM)")
 
