@@ -52,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return EXIT_CONFIG
+    from shoe_daemon.commands.extras import EXIT_MISSING, for_config, require
+
+    if not require("run", for_config(config)):   # --check-config too: "config OK" means it can run
+        return EXIT_MISSING
     if args.check_config:
         print(json.dumps(config.redacted(), indent=2))
         print("config OK", file=sys.stderr)
