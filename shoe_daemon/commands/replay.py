@@ -24,12 +24,17 @@ EXIT_USAGE = 2
 
 
 def default_library() -> Path:
-    """$SHOE_DAEMON_FIXTURES, else the repository's fixtures/, else ./fixtures."""
+    """$SHOE_DAEMON_FIXTURES, else the library installed with the package (a wheel carries it as
+    shoe_daemon/fixture_library, see setup.py), else the repository's fixtures/ (a checkout or an
+    editable install), else ./fixtures."""
     env = os.environ.get("SHOE_DAEMON_FIXTURES")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parents[2] / "fixtures"
-    return repo if repo.is_dir() else Path("fixtures")
+    package = Path(__file__).resolve().parents[1]
+    for library in (package / "fixture_library", package.parent / "fixtures"):
+        if library.is_dir():
+            return library
+    return Path("fixtures")
 
 
 def parse_speed(text: str) -> float | None:
