@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     shoe = view = thread = loop = daemon = log_file = stop = None
     root = logging.getLogger()
     root_level = root.level
-    result: dict[str, int] = {}
+    result: dict[str, object] = {}
     results: list = []
     rc = 0
     try:
@@ -143,7 +143,11 @@ def run(args: argparse.Namespace) -> int:
 
         def daemon_thread():
             asyncio.set_event_loop(loop)
-            result["rc"] = loop.run_until_complete(_serve_until(daemon, stop))
+            try:
+                result["rc"] = loop.run_until_complete(_serve_until(daemon, stop))
+            except Exception as exc:  # noqa: BLE001 - told on one line below; the traceback goes to the log
+                logging.getLogger("shoe_daemon.demo").exception("the daemon failed")
+                result["rc"], result["error"] = 1, f"{type(exc).__name__}: {exc}"
 
         thread = threading.Thread(target=daemon_thread, name="daemon", daemon=True)
         thread.start()
@@ -168,10 +172,11 @@ def run(args: argparse.Namespace) -> int:
         # The first card waits for the view's subscription (its start takes seconds on a cold or busy
         # machine), so that the view shows every coup, the last one included.
         deadline = time.monotonic() + VIEW_START_WAIT
-        while not os.path.exists(view_ready) and view.poll() is None and time.monotonic() < deadline:
+        while (not os.path.exists(view_ready) and view.poll() is None and thread.is_alive()
+               and time.monotonic() < deadline):
             time.sleep(0.05)
         shoe.start()
-        while view.poll() is None:
+        while view.poll() is None and thread.is_alive():   # a daemon that stopped ends the demo
             if settled.wait(0.2):
                 time.sleep(1.0)  # let the view draw the last result
                 break
@@ -194,8 +199,9 @@ def run(args: argparse.Namespace) -> int:
         if thread is not None:
             thread.join(10)
         if result.get("rc"):
-            print(f"demo: the daemon stopped with exit status {result['rc']}; see {log_path}", file=sys.stderr)
-            rc = rc or result["rc"]
+            why = f": {result['error']}" if "error" in result else f" with exit status {result['rc']}"
+            print(f"demo: the daemon stopped{why}; see {log_path}", file=sys.stderr)
+            rc = result["rc"]
         if log_file is not None:
             root.removeHandler(log_file)
             log_file.close()

@@ -69,3 +69,21 @@ def test_sigterm_stops_everything_and_removes_the_folder(tmp_path):
     assert "Traceback" not in err and "SIGTERM: stopping" in err, err
     assert leftovers(tmp_path) == [], "the demo left its folder behind"
     assert views_of(port) == [], "the view outlived the demo"
+
+
+def test_a_daemon_that_cannot_start_is_one_line_and_an_exit(tmp_path):
+    import socket
+
+    with socket.socket() as taken:                      # the broker port the demo is told to use
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        proc = demo(tmp_path, "--coups", "1", "--port", str(port))
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err, err
+    assert "demo: the daemon stopped: RuntimeError: the embedded MQTT broker cannot start" in err
+    assert time.monotonic() - started < 60              # not the view's 30 s start wait on top
+    (kept,) = leftovers(tmp_path)                      # kept for its log, which the line names
+    assert f"{kept}/daemon.log" in err and "the daemon failed" in (tmp_path / kept / "daemon.log").read_text()
