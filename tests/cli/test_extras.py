@@ -101,3 +101,19 @@ def test_every_extra_is_in_pyproject():
     assert message("x", [("camera", "No module named 'cv2'")]) == (
         "shoe-daemon x: the camera needs the 'camera' extra (No module named 'cv2'): "
         "pip install 'shoe-daemon[camera]'")
+
+
+def test_replay_without_the_camera_skips_the_frame_fixtures_and_says_why(tmp_path):
+    # `make install` installs broker,api: a technician's `replay --check` there must not fail on
+    # the two fixtures whose replay reads camera frames, nor pass them in silence.
+    library = ROOT / "fixtures"
+    env = hide(tmp_path, "cv2")
+    proc = shoe_daemon(env, "replay", "--check", str(library / "camera-manual-entry.shoelog"),
+                       str(library / "shoe-burn.shoelog"), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ("camera-manual-entry: SKIPPED: its recorded camera frames: the camera needs the 'camera' extra "
+            "(No module named 'cv2'): pip install 'shoe-daemon[camera]'") in proc.stderr
+    assert "shoe-burn: ok" in proc.stderr and "Traceback" not in proc.stderr
+    assert "1 of 2 fixtures match their check files; skipped (no 'camera' extra): camera-manual-entry" in proc.stderr
+    only = shoe_daemon(env, "replay", "--check", str(library / "camera-unreadable-card.shoelog"), timeout=300)
+    assert only.returncode == 2 and "SKIPPED" in only.stderr        # nothing was checked: not a pass
