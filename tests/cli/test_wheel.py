@@ -82,6 +82,10 @@ def test_the_wheel_carries_the_library_and_the_licences(installed):
     assert not any(n.endswith(".py") for n in packaged)            # the makers stay in the repository
     licences = [n.split("/licenses/", 1)[1] for n in names if "/licenses/" in n]
     assert {"LICENSE", "THIRD_PARTY.md", "assets/cardsjs/COPYING.LESSER.txt"} <= set(licences)
+    metadata = zipfile.ZipFile(installed[0]).read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+    headers = metadata.decode().split("\n\n", 1)[0].splitlines()      # PEP 639, no deprecated License:
+    assert "License-Expression: Apache-2.0 AND MIT AND ISC AND LGPL-3.0-or-later" in headers
+    assert "License-File: LICENSE" in headers and not any(h.startswith("License: ") for h in headers)
 
 
 def test_replay_list_shows_the_whole_library(installed):
