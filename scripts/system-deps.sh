@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests and the demo use, only those missing.
+# Installs the Debian packages the tests and the demo use, only those missing; changes nothing else.
 # Idempotent; needs root (the table PC's installer and CI run as root).
 set -euo pipefail
 need=()
@@ -19,7 +19,6 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-# The Debian package enables a system broker on 1883; the tests start their own.
-if command -v systemctl >/dev/null && systemctl is-active --quiet mosquitto 2>/dev/null; then
-  systemctl stop mosquitto || true
-fi
+# Installing mosquitto may enable Debian's system broker on 1883: it is left alone (on a table PC
+# it may be the displays' broker). The tests start their own brokers on free ports; this script
+# never stops, restarts or disables a service (tests/cli/test_system_deps.py).

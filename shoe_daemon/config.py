@@ -47,11 +47,12 @@ SECRET_KEYS = ("password", "token")  # never echoed in error messages
 
 
 class ConfigError(ValueError):
-    """A bad configuration. ``str(e)`` is the one line to print (``config error: ...``).
+    """A bad configuration. ``str(e)`` is what to print: one line per problem (``config error: ...``),
+    every problem of every section at once, so that one edit fixes them all.
 
-    ``key`` is the dotted key at fault (``mqtt.port``, ``api.tokens[0].role``) or None when the
-    problem is the file itself; ``problem`` the problem alone; ``more`` the other problems found
-    (pydantic reports them all; the message shows the first).
+    ``key`` is the dotted key of the first problem (``mqtt.port``, ``api.tokens[0].role``) or None
+    when the problem is the file itself; ``problem`` that problem alone; ``more`` the other problems
+    (``key: problem``); ``problems`` all of them; ``lines`` the printed lines.
     """
 
     def __init__(self, problem: str, key: str | None = None, *, where: str | None = None,
@@ -60,12 +61,10 @@ class ConfigError(ValueError):
         self.problem = problem
         self.where = where
         self.more = list(more or [])
-        head = "config error: "
-        if where:
-            head += f"{where}: "
-        if key and show_key:
-            head += f"{key}: "
-        super().__init__(head + problem)
+        head = "config error: " + (f"{where}: " if where else "")
+        self.problems = [(f"{key}: " if key and show_key else "") + problem] + self.more
+        self.lines = [head + line for line in self.problems]
+        super().__init__("\n".join(self.lines))
 
 
 class _Section(BaseModel):
@@ -567,8 +566,17 @@ def load_config(
     data: dict[str, Any] = {}
     if path is not None:
         data = _read_toml(Path(path))
-    origins = _apply_env(data, env)
-    return validate_config(data, read_secrets=read_secrets, origins=origins)
+    env_problems: list[str] = []
+    origins = _apply_env(data, env, env_problems)
+    try:
+        config = validate_config(data, read_secrets=read_secrets, origins=origins)
+    except ConfigError as exc:
+        if not env_problems:
+            raise
+        raise ConfigError(env_problems[0], more=env_problems[1:] + exc.problems) from None
+    if env_problems:
+        raise ConfigError(env_problems[0], more=env_problems[1:])
+    return config
 
 
 def validate_config(data: Mapping[str, Any], *, read_secrets: bool = True,
@@ -612,8 +620,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"invalid TOML: {msg}", where=str(path)) from None
 
 
-def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[tuple[str, ...], str]:
-    """Merge ``SHOE_DAEMON__...`` variables into ``data``; returns key path -> variable name."""
+def _apply_env(data: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> dict[tuple[str, ...], str]:
+    """Merge ``SHOE_DAEMON__...`` variables into ``data``; returns key path -> variable name.
+
+    A variable that names no key adds a line to ``problems`` (reported with the others)."""
     origins: dict[tuple[str, ...], str] = {}
     shoe = data.get("shoe") if isinstance(data.get("shoe"), dict) else {}
     driver = next((env[n] for n in env if n.upper() == f"{ENV_PREFIX}SHOE__DRIVER"), shoe.get("driver"))
@@ -622,10 +632,9 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[tuple[str, 
             continue
         parts = tuple(p.lower() for p in name[len(ENV_PREFIX) :].split("__"))
         if len(parts) < 2 or not all(parts):
-            raise ConfigError(
-                f"environment variable {name} must name a key: {ENV_PREFIX}<SECTION>__<KEY> "
-                "(double underscores between levels)"
-            )
+            problems.append(f"environment variable {name} must name a key: {ENV_PREFIX}<SECTION>__<KEY> "
+                            "(double underscores between levels)")
+            continue
         annotation = _annotation_at(parts)
         if annotation is None and len(parts) == 2 and parts[0] == "shoe":
             annotation = _driver_key_annotation(parts[1], driver)

@@ -163,7 +163,7 @@ do_install() {
     # Build from a clean copy, so that the source tree gets no build/ or *.egg-info.
     BUILD_DIR=$(mktemp -d)
     trap 'rm -rf "$BUILD_DIR"' EXIT
-    tar -C "$SRC" --exclude=./.venv --exclude=./.git --exclude=./build --exclude='*.egg-info' \
+    tar -C "$SRC" --exclude=./.venv --exclude=./.venv-demo --exclude=./.git --exclude=./build --exclude='*.egg-info' \
       --exclude=__pycache__ --exclude=.pytest_cache --exclude=.hypothesis --exclude=.ruff_cache \
       --exclude=./var -cf - . | tar -C "$BUILD_DIR" -xf -
     local pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input -q)

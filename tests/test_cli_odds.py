@@ -67,10 +67,10 @@ def test_remaining_per_value_and_per_rank_agree():
 
 
 def test_dealt_cards():
-    proc = cli("--decks", "1", "--dealt", "AS 9H,TD", "--json")
+    proc = cli("--decks", "4", "--dealt", "AS 9H,TD", "--json")
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
-    assert d["cards"] == 49 and d["composition"] == [15, 3, 4, 4, 4, 4, 4, 4, 4, 3]
+    assert d["cards"] == 205 and d["composition"] == [63, 15, 16, 16, 16, 16, 16, 16, 16, 15]
 
 
 @pytest.mark.parametrize(
@@ -80,9 +80,10 @@ def test_dealt_cards():
         (["--remaining", "A:3,Z:1"], "unknown rank 'Z'"),
         (["--remaining", "A:x"], "count 'x' for rank A"),
         (["--remaining", "1,1,1,1,1,0,0,0,0,0"], "only 5 cards left in the shoe"),
-        (["--decks", "1", "--remaining", "20,4,4,4,4,4,4,4,4,4"], "holds only 16"),
-        (["--decks", "0"], "at least 1"),
-        (["--decks", "1", "--dealt", "AS AS"], "AS dealt 2 times"),
+        (["--decks", "4", "--remaining", "70,16,16,16,16,16,16,16,16,16"], "holds only 64"),
+        (["--decks", "0"], "must be 4, 6 or 8"),
+        (["--decks", "9"], "must be 4, 6 or 8"),          # as deal, shuffle, demo, emulate, record
+        (["--decks", "4", "--dealt", "AS AS AS AS AS"], "AS dealt 5 times"),
         (["--dealt", "ZZ"], "bad card code 'ZZ'"),
         (["--remaining", "6,0,0,0,0,0,0,0,0,0", "--dealt", "AS"], "not allowed with argument"),
     ],

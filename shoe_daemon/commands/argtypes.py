@@ -20,3 +20,20 @@ def positive_int(noun: str = "") -> Callable[[str], int]:
         return n
 
     return parse
+
+
+
+def decks(text: str) -> int:
+    """``--decks`` of every command: 4, 6 or 8 (the shoe's DECKS, as ``[table] decks``), one message for all."""
+    from shoe_daemon.game.shoe import DECKS
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    if n not in DECKS:
+        raise argparse.ArgumentTypeError(f"the number of decks must be 4, 6 or 8 (got {text!r})")
+    return n
+
+
+DECKS_HELP = "decks in the shoe: 4, 6 or 8"

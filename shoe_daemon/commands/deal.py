@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
+
 HELP = "deal the card codes read on stdin as coups; print one JSON object per coup"
 
 EPILOG = """\
@@ -25,15 +27,13 @@ and its 1-based position) or a card that an N-deck shoe cannot hold that often.
     shoe-daemon shuffle --decks 8 | shoe-daemon deal --decks 8
 """
 
-DECK_CHOICES = (4, 6, 8)
 MIN_CARDS = 6  # the most a coup can take
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--decks", type=int, choices=DECK_CHOICES, default=8, metavar="N",
-                        help="decks in the shoe: 4, 6 or 8 (default 8)")
+    parser.add_argument("--decks", type=decks, default=8, metavar="N", help=f"{DECKS_HELP} (default 8)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,12 +20,18 @@ import tempfile
 import threading
 import time
 
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
+from shoe_daemon.commands.run import quiet_libraries
+
 HELP = "run the daemon on an emulated shoe with the embedded broker and a live terminal view"
+
+
+VIEW_START_WAIT = 30.0   # s at most for the view to subscribe before the shoe deals anyway
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coups", type=int, default=None, metavar="N", help="stop after N coups (default: run until Ctrl-C)")
-    parser.add_argument("--decks", type=int, default=8, choices=(4, 6, 8))
+    parser.add_argument("--decks", type=decks, default=8, metavar="N", help=f"{DECKS_HELP} (default 8)")
     parser.add_argument("--seed", default=None, help="shuffle seed (default: random)")
     parser.add_argument("--pace", type=float, default=0.6, metavar="S", help="seconds between cards (default 0.6)")
     parser.add_argument("--fault", action="append", default=[], metavar="NAME=RATE",
@@ -63,7 +69,34 @@ def build_config(workdir: str, shoe_path: str, port: int, decks: int, api_port: 
     )
 
 
+class _Stopped(Exception):
+    """SIGTERM or SIGHUP: the demo stops as on Ctrl-C (view, shoe, daemon, temporary folder)."""
+
+
+def _on_stop_signal(signum, frame):
+    raise _Stopped(signal.Signals(signum).name)
+
+
+def _stop_view(view: subprocess.Popen | None, grace: float = 5.0) -> int | None:
+    """Ask the view to stop (SIGTERM: a SIGINT may be ignored, e.g. in a background job of a script),
+    then kill it if it has not within ``grace`` seconds. Never raises TimeoutExpired."""
+    if view is None:
+        return None
+    if view.poll() is None:
+        view.terminate()
+        try:
+            view.wait(grace)
+        except subprocess.TimeoutExpired:
+            view.kill()
+            view.wait()
+    return view.returncode
+
+
 def run(args: argparse.Namespace) -> int:
+    from shoe_daemon.commands.extras import EXIT_MISSING, require
+
+    if not require("demo", ["broker", "api"]):
+        return EXIT_MISSING
     from shoe_daemon.emulator import EmulatedShoe, Faults
     from shoe_daemon.service import Daemon
 
@@ -73,89 +106,116 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-daemon demo: {exc}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
+    # Everything the demo makes lives in this folder, removed on every way out but a daemon failure.
     workdir = tempfile.mkdtemp(prefix="shoe-daemon-demo-")
     log_path = os.path.join(workdir, "daemon.log")
-    # The view owns the terminal: the daemon logs to a file.
-    logging.basicConfig(level=logging.INFO, filename=log_path, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("amqtt", "transitions"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    port = args.port or _free_port()
-    shoe = EmulatedShoe(decks=args.decks, seed=seed, pace=args.pace, faults=faults,
-                        link=os.path.join(workdir, "dealing-shoe"), shoes=None, coups=args.coups)
-    path = shoe.open()
-    api_port, ws_port = _free_port(), _free_port()
-    config = build_config(workdir, path, port, args.decks, api_port, ws_port)
-    print(f"demo: emulated {args.decks}-deck shoe (seed {seed}) on {path}; embedded broker on 127.0.0.1:{port}; "
-          f"daemon log {log_path}", file=sys.stderr, flush=True)
-    print(f"      another view: shoe-daemon monitor --broker 127.0.0.1:{port} --table demo", file=sys.stderr, flush=True)
-    print(f"      browser display: http://127.0.0.1:{api_port}/display/   API: http://127.0.0.1:{api_port}/docs",
-          file=sys.stderr, flush=True)
-
-    daemon = Daemon(config)
-    loop = asyncio.new_event_loop()
-    result: dict[str, int] = {}
-
-    def daemon_thread():
-        asyncio.set_event_loop(loop)
-        result["rc"] = loop.run_until_complete(_serve_until(daemon))
-
-    thread = threading.Thread(target=daemon_thread, name="daemon", daemon=True)
-    thread.start()
-    monitor = [sys.executable, "-m", "shoe_daemon", "monitor", "--broker", f"127.0.0.1:{port}", "--table", "demo",
-               "--timeout", "15"]
-    if args.plain:
-        monitor.append("--plain")
-    # Stop after N coups counted where they are settled (the daemon), not where they are
-    # seen: a fast emulator may settle some before the view has subscribed.
-    settled = threading.Event()
-    results = []
-
-    def count_results(out):
-        if out.topic == "coup/result":
-            results.append(out.payload["coup_id"])
-            if args.coups and len(results) >= args.coups:
-                settled.set()
-
-    daemon.listeners.append(count_results)
-    _wait_port(port, 10.0)  # the view's first connect should find the embedded broker up
-    view = subprocess.Popen(monitor)
-    if not daemon.ready.is_set():
-        time.sleep(0.5)  # let the view subscribe before the first card
-    shoe.start()
+    old_sigint = signal.getsignal(signal.SIGINT)
+    old_handlers = {sig: signal.signal(sig, _on_stop_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    shoe = view = thread = loop = daemon = log_file = stop = None
+    root = logging.getLogger()
+    root_level = root.level
+    result: dict[str, object] = {}
+    results: list = []
     rc = 0
     try:
-        while view.poll() is None:
+        # The view owns the terminal: the daemon logs to a file.
+        log_file = logging.FileHandler(log_path)
+        log_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(log_file)
+        root.setLevel(logging.INFO)
+        quiet_libraries("info")
+        port = args.port or _free_port()
+        shoe = EmulatedShoe(decks=args.decks, seed=seed, pace=args.pace, faults=faults,
+                            link=os.path.join(workdir, "dealing-shoe"), shoes=None, coups=args.coups)
+        path = shoe.open()
+        api_port, ws_port = _free_port(), _free_port()
+        config = build_config(workdir, path, port, args.decks, api_port, ws_port)
+        print(f"demo: emulated {args.decks}-deck shoe (seed {seed}) on {path}; embedded broker on 127.0.0.1:{port}; "
+              f"daemon log {log_path}", file=sys.stderr, flush=True)
+        print(f"      another view: shoe-daemon monitor --broker 127.0.0.1:{port} --table demo",
+              file=sys.stderr, flush=True)
+        print(f"      browser display: http://127.0.0.1:{api_port}/display/   API: http://127.0.0.1:{api_port}/docs",
+              file=sys.stderr, flush=True)
+
+        daemon = Daemon(config)
+        loop = asyncio.new_event_loop()
+        stop = asyncio.Event()   # bound to the daemon's loop on first use; set from here to stop it
+
+        def daemon_thread():
+            asyncio.set_event_loop(loop)
+            try:
+                result["rc"] = loop.run_until_complete(_serve_until(daemon, stop))
+            except Exception as exc:  # noqa: BLE001 - told on one line below; the traceback goes to the log
+                logging.getLogger("shoe_daemon.demo").exception("the daemon failed")
+                result["rc"], result["error"] = 1, f"{type(exc).__name__}: {exc}"
+
+        thread = threading.Thread(target=daemon_thread, name="daemon", daemon=True)
+        thread.start()
+        view_ready = os.path.join(workdir, "view-ready")
+        monitor = [sys.executable, "-m", "shoe_daemon", "monitor", "--broker", f"127.0.0.1:{port}",
+                   "--table", "demo", "--ready-file", view_ready]
+        if args.plain:
+            monitor.append("--plain")
+        # Stop after N coups counted where they are settled (the daemon), not where they are
+        # seen: a fast emulator may settle some before the view has subscribed.
+        settled = threading.Event()
+
+        def count_results(out):
+            if out.topic == "coup/result":
+                results.append(out.payload["coup_id"])
+                if args.coups and len(results) >= args.coups:
+                    settled.set()
+
+        daemon.listeners.append(count_results)
+        _wait_port(port, 10.0)  # the view's first connect should find the embedded broker up
+        view = subprocess.Popen(monitor)
+        # The first card waits for the view's subscription (its start takes seconds on a cold or busy
+        # machine), so that the view shows every coup, the last one included.
+        deadline = time.monotonic() + VIEW_START_WAIT
+        while (not os.path.exists(view_ready) and view.poll() is None and thread.is_alive()
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        shoe.start()
+        while view.poll() is None and thread.is_alive():   # a daemon that stopped ends the demo
             if settled.wait(0.2):
                 time.sleep(1.0)  # let the view draw the last result
-                view.send_signal(signal.SIGINT)
-                view.wait(5)
                 break
-        rc = view.returncode or 0
+        rc = _stop_view(view) or 0
     except KeyboardInterrupt:
-        view.wait(5)
         rc = 130
+    except _Stopped as exc:
+        print(f"demo: {exc}: stopping", file=sys.stderr, flush=True)
+        rc = 0
     finally:
-        if view.poll() is None:
-            view.kill()
-        shoe.stop()
-        stop = getattr(daemon, "stop_event", None)
-        if stop is not None:
+        # A second signal while cleaning up (bounded: 5 s for the view, 10 s for the daemon) must not
+        # leave the folder behind.
+        for sig in (*old_handlers, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        _stop_view(view)
+        if shoe is not None:
+            shoe.stop()
+        if stop is not None and thread is not None:
             loop.call_soon_threadsafe(stop.set)
-        thread.join(10)
+        if thread is not None:
+            thread.join(10)
         if result.get("rc"):
-            print(f"demo: the daemon stopped with exit status {result['rc']}; see {log_path}", file=sys.stderr)
-            rc = rc or result["rc"]
-        else:
+            why = f": {result['error']}" if "error" in result else f" with exit status {result['rc']}"
+            print(f"demo: the daemon stopped{why}; see {log_path}", file=sys.stderr)
+            rc = result["rc"]
+        if log_file is not None:
+            root.removeHandler(log_file)
+            log_file.close()
+            root.setLevel(root_level)
+        if not result.get("rc"):
             shutil.rmtree(workdir, ignore_errors=True)
+        for sig, handler in {**old_handlers, signal.SIGINT: old_sigint}.items():
+            signal.signal(sig, handler)
     print(f"demo: {len(results)} coups settled", file=sys.stderr)
-    return 0 if rc in (0, 130, -signal.SIGINT) else rc
+    return 0 if rc in (0, 130, -signal.SIGINT, -signal.SIGTERM) else rc
 
 
-async def _serve_until(daemon) -> int:
+async def _serve_until(daemon, stop: asyncio.Event) -> int:
     # The demo's main thread runs the view (Ctrl-C reaches it); the daemon gets an
     # event to stop on instead of its own signal handlers.
-    stop = asyncio.Event()
     daemon.stop_event = stop
     return await daemon.run(stop)
-
-

@@ -17,6 +17,8 @@ import signal
 import sys
 import threading
 
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
+
 HELP = "run a virtual dealing shoe (ShoeLink v1) on a pseudo-terminal"
 
 FAULT_HELP = (
@@ -27,7 +29,7 @@ FAULT_HELP = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--decks", type=int, default=8, help="decks in the shoe (default 8)")
+    parser.add_argument("--decks", type=decks, default=8, metavar="N", help=f"{DECKS_HELP} (default 8)")
     parser.add_argument("--seed", default=None,
                         help="shuffle and fault seed; the same seed and options deal the same shoe (default: random)")
     parser.add_argument("--pace", type=float, default=1.0,

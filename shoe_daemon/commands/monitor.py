@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import signal
 import sys
+import threading
 import time
 
 from shoe_daemon.commands.argtypes import positive_int
@@ -48,6 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coups", type=positive_int(), metavar="N", help="exit after N coup results")
     parser.add_argument("--once", action="store_true", help="print the retained state and exit")
     parser.add_argument("--plain", action="store_true", help="one line per event even on a terminal")
+    parser.add_argument("--ready-file", metavar="PATH",
+                        help="create PATH once subscribed (for a script that waits for the view, e.g. the demo)")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
                         help="with --once: give up when not subscribed after S seconds (default 10)")
 
@@ -127,6 +131,10 @@ class _Session:
         self.events.put(("message", (message.topic, bytes(message.payload), bool(message.retain))))
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -163,6 +171,9 @@ def run(args: argparse.Namespace) -> int:
             out.write(CLEAR + view.screen() + "\n")
             out.flush()
 
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (the demo stopping its view, a service manager) ends the view as Ctrl-C does.
+        signal.signal(signal.SIGTERM, _interrupt)
     events: queue.Queue = queue.Queue()
     try:
         session = _Session(config, prefix, events)
@@ -208,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
                 subscribed_at = last_message = time.monotonic()
                 emit([f"monitor: subscribed to {prefix}/# on {host}:{port} (MQTT {config.protocol})"])
                 redraw()
+                if args.ready_file:
+                    open(args.ready_file, "a").close()
             elif kind == "connected":
                 emit(view.broker_event("connected", f"{host}:{port}"))
                 redraw()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from shoe_daemon.commands.argtypes import positive_int
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
 
 HELP = "exact Banco / Punto / Tie counts, probabilities and house edges for a shoe"
 
@@ -33,9 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--decks",
-        type=positive_int("decks"),
+        type=decks,
         metavar="N",
-        help=f"decks in a full shoe (default {DEFAULT_DECKS})",
+        help=f"{DECKS_HELP}: a full shoe (default {DEFAULT_DECKS})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     group = parser.add_mutually_exclusive_group()

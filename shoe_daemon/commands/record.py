@@ -14,10 +14,14 @@ with the shoe's identity from its handshake. docs/technician.md has the steps.
 from __future__ import annotations
 
 import argparse
+import errno
 import shlex
 import signal
 import sys
+import time
 from pathlib import Path
+
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
 
 HELP = "tap a live shoe's serial port through a pty and record what crosses the wire (a fixture)"
 
@@ -42,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--driver", metavar="NAME", default=None,
                         help="the daemon's shoe driver: protocol, text or an installed one's name "
                              "(default: the config's, else protocol)")
-    parser.add_argument("--decks", type=int, choices=(4, 6, 8), default=None, help="decks in the shoe (header)")
+    parser.add_argument("--decks", type=decks, default=None, metavar="N", help=f"{DECKS_HELP} (header)")
     parser.add_argument("--duration", type=float, default=None, metavar="S",
                         help="stop after S seconds (default: until Ctrl-C or SIGTERM)")
 
@@ -89,12 +93,30 @@ def _config(args):
     })
 
 
+EXIT_FAILED = 1
+
+
+def _why(exc: BaseException) -> str:
+    """The usual reasons in words; pyserial's own text otherwise."""
+    code = getattr(exc, "errno", None)
+    if code == errno.ENOENT:
+        return "no such device (is the shoe plugged in? its stable name is under /dev/serial/by-id/)"
+    if code in (errno.EACCES, errno.EPERM):
+        return "permission denied (the user needs the dialout group, or the udev rule)"
+    if code in (errno.EBUSY, errno.EAGAIN) or "exclusive" in str(exc).lower() or "lock" in str(exc).lower():
+        return "busy: another process has it open (the daemon? record through the tap instead)"
+    return str(exc)
+
+
 def run(args: argparse.Namespace) -> int:
     import logging
+
+    import serial
 
     from shoe_daemon.config import ConfigError
     from shoe_daemon.recording.formats import HOST, SHOE, format_for, open_writer, read_fixture, write_fixture
     from shoe_daemon.recording.tap import Tap, finish_header
+    from shoe_daemon.sources.serial_source import open_port
 
     try:
         format_for(args.out)
@@ -104,7 +126,25 @@ def run(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="record: %(message)s")
     out = Path(args.out)
-    tap = Tap(config.shoe, None, link=args.link, on_open=lambda name: print(name, flush=True))
+    # The first open is made here, before any file: a wrong or busy port is an error now, not an
+    # empty fixture after --duration. Later opens (after an unplug) are the tap's, with back-off.
+    try:
+        first = [open_port(config.shoe)]
+    except (serial.SerialException, OSError, ValueError) as exc:
+        print(f"shoe-daemon record: cannot open {args.port}: {_why(exc)}; nothing recorded", file=sys.stderr)
+        return EXIT_FAILED
+
+    def opener(settings):
+        return first.pop() if first else open_port(settings)
+
+    tap_name: list[str] = []
+
+    def on_open(name: str) -> None:
+        tap_name[:] = [name]
+        print(name, flush=True)
+
+    started = time.monotonic()
+    tap = Tap(config.shoe, None, link=args.link, on_open=on_open, opener=opener)
     header = build_header(args, config, tap.start)
     # Streamed as it goes (a killed recording is still a fixture); the header is completed at the end.
     tap.writer = writer = open_writer(out, header)
@@ -123,6 +163,15 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(s, handler)
         writer.close()
     fixture = read_fixture(out)
+    if not fixture.records:
+        # Nothing crossed the wire (no host opened the pty, the shoe sent nothing): no fixture.
+        out.unlink()
+        pty = tap_name[0] if tap_name else "the pty"
+        shoe = (f"{tap.unforwarded} bytes from the shoe were not forwarded" if tap.unforwarded
+                else "the shoe sent nothing")
+        print(f"shoe-daemon record: nothing recorded in {time.monotonic() - started:.1f} s: no host opened {pty} "
+              f"and {shoe}; no fixture written", file=sys.stderr)
+        return EXIT_FAILED
     fixture.header = finish_header(header, fixture.bytes_of(SHOE), config.shoe.driver)
     write_fixture(out, fixture)
     print(f"record: {len(fixture.records)} records in {fixture.duration:.1f} s: {tap.bytes[SHOE]} bytes from the "

@@ -24,12 +24,17 @@ EXIT_USAGE = 2
 
 
 def default_library() -> Path:
-    """$SHOE_DAEMON_FIXTURES, else the repository's fixtures/, else ./fixtures."""
+    """$SHOE_DAEMON_FIXTURES, else the library installed with the package (a wheel carries it as
+    shoe_daemon/fixture_library, see setup.py), else the repository's fixtures/ (a checkout or an
+    editable install), else ./fixtures."""
     env = os.environ.get("SHOE_DAEMON_FIXTURES")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parents[2] / "fixtures"
-    return repo if repo.is_dir() else Path("fixtures")
+    package = Path(__file__).resolve().parents[1]
+    for library in (package / "fixture_library", package.parent / "fixtures"):
+        if library.is_dir():
+            return library
+    return Path("fixtures")
 
 
 def parse_speed(text: str) -> float | None:
@@ -92,17 +97,54 @@ class Progress:
             self.stream.flush()
 
 
+def read_or_why(path: Path):
+    """(fixture, None), or (None, what is wrong) in words: "no such file", "not a fixture: ..."."""
+    import zlib
+
+    from shoe_daemon.recording.formats import FixtureFormatError, is_fixture, read_fixture
+
+    if not path.exists():
+        return None, "no such file"
+    if path.is_dir():
+        return None, "a directory with no fixtures (.shoelog or .shoelog.gz files) in it"
+    if not is_fixture(path):
+        return None, "not a fixture: the name must end in .shoelog or .shoelog.gz"
+    try:
+        return read_fixture(path), None
+    except FixtureFormatError as exc:
+        # "PATH:LINE: problem" -> "line LINE: problem"
+        text = str(exc).removeprefix(str(path))
+        text = f"line {text[1:]}" if text[1:2].isdigit() else text.lstrip(": ")
+        return None, f"not a fixture: {text}"
+    except UnicodeDecodeError as exc:
+        return None, f"not a fixture: not UTF-8 text (byte {exc.start}); a binary file?"
+    except (EOFError, zlib.error) as exc:
+        return None, f"not a fixture: a damaged gzip stream ({exc or 'cut short'})"
+    except OSError as exc:   # gzip.BadGzipFile is an OSError
+        what = "not gzip-compressed" if "gzip" in str(exc).lower() else (exc.strerror or str(exc))
+        return None, f"not a fixture: {what}" if "gzip" in what else what
+    except ValueError as exc:
+        return None, f"not a fixture: {exc}"
+
+
+def reads_frames(fixture) -> bool:
+    """Whether replaying ``fixture`` reads recorded camera frames (OpenCV, the 'camera' extra)."""
+    from shoe_daemon.recording.formats import CAMERA
+
+    return any(r.kind == CAMERA and isinstance(r.data, dict) and r.data.get("frame") and not r.data.get("event")
+               for r in fixture.records)
+
+
 def list_fixtures(paths: list[Path], out=None) -> int:
     from shoe_daemon.recording.check import check_path
-    from shoe_daemon.recording.formats import FixtureFormatError, fixture_stem, read_fixture
+    from shoe_daemon.recording.formats import fixture_stem
 
     out = out or sys.stdout
     rows = []
     for path in paths:
-        try:
-            fx = read_fixture(path)
-        except (OSError, FixtureFormatError, ValueError) as exc:
-            rows.append((path.name, f"(unreadable: {exc})"))
+        fx, why = read_or_why(path)
+        if fx is None:
+            rows.append((path.name, f"(unreadable: {why})"))
             continue
         mark = "" if check_path(path).exists() else "  [no check file]"
         rows.append((fixture_stem(path), f"{fx.header.description or '(no description)'}{mark}"))
@@ -116,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     import logging
 
     from shoe_daemon.recording.check import check_path, diff, read_check, update_check
-    from shoe_daemon.recording.formats import FixtureFormatError, find_fixtures, is_fixture, read_fixture
+    from shoe_daemon.recording.formats import find_fixtures
     from shoe_daemon.recording.replay import ReplayError, replay
 
     targets = args.fixtures or ([str(default_library())] if (args.list or args.check or args.update_check) else [])
@@ -124,14 +166,20 @@ def run(args: argparse.Namespace) -> int:
         print("shoe-daemon replay: name a fixture (or a directory of them), or use --list", file=sys.stderr)
         return EXIT_USAGE
     paths = list(find_fixtures(targets))
-    bad = [p for p in paths if not p.is_file() or not is_fixture(p)]
-    if bad:
-        for p in bad:
-            what = "no such file" if not p.exists() else "not a fixture (.shoelog or .shoelog.gz)"
-            print(f"shoe-daemon replay: {p}: {what}", file=sys.stderr)
-        return EXIT_USAGE
+    # An empty directory gives no path: named here, not a silent success.
+    paths += [Path(t) for t in targets if Path(t).is_dir() and not any(p.parent == Path(t) for p in paths)]
     if args.list:
         return list_fixtures(paths)
+    # Every file is read before the first replay: all the bad ones are named at once, nothing replayed.
+    fixtures, bad = [], 0
+    for p in paths:
+        fixture, why = read_or_why(p)
+        if fixture is None:
+            print(f"shoe-daemon replay: {p}: {why}", file=sys.stderr)
+            bad += 1
+        fixtures.append(fixture)
+    if bad:
+        return EXIT_USAGE
     broker = None
     if args.broker:
         from shoe_daemon.commands.monitor import parse_broker
@@ -146,13 +194,22 @@ def run(args: argparse.Namespace) -> int:
 
     failed: list[str] = []
     missing: list[str] = []
-    for path in paths:
-        try:
-            fixture = read_fixture(path)
-        except (OSError, FixtureFormatError) as exc:
-            print(f"shoe-daemon replay: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+    skipped: list[str] = []
+    no_camera = None    # why recorded frames cannot be read here (no 'camera' extra), checked once
+    for path, fixture in zip(paths, fixtures, strict=True):
         name = fixture.name
+        if reads_frames(fixture):
+            if no_camera is None:
+                from shoe_daemon.commands.extras import message
+                from shoe_daemon.commands.extras import missing as missing_extras
+
+                problems = missing_extras(["camera"])
+                no_camera = message("replay", problems).removeprefix("shoe-daemon replay: ") if problems else ""
+            if no_camera:
+                # A table installed without the camera cannot read frames: said, not failed.
+                print(f"{name}: SKIPPED: its recorded camera frames: {no_camera}", file=sys.stderr)
+                skipped.append(name)
+                continue
         chk = check_path(path)
         if args.check and not chk.exists():
             print(f"{name}: no check file {chk.name}: make it with `shoe-daemon replay --update-check {path}`",
@@ -194,10 +251,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{name}: {summary}", file=sys.stderr)
     if args.check and len(paths) > 1:
-        ok = len(paths) - len(failed) - len(missing)
+        ok = len(paths) - len(failed) - len(missing) - len(skipped)
         print(f"{ok} of {len(paths)} fixtures match their check files"
               + (f"; failed: {', '.join(failed)}" if failed else "")
-              + (f"; no check file: {', '.join(missing)}" if missing else ""), file=sys.stderr)
-    if missing and not failed:
+              + (f"; no check file: {', '.join(missing)}" if missing else "")
+              + (f"; skipped (no 'camera' extra): {', '.join(skipped)}" if skipped else ""), file=sys.stderr)
+    if (missing and not failed) or (skipped and len(skipped) == len(paths)):   # nothing could be checked
         return EXIT_USAGE
     return EXIT_DIFF if failed or missing else 0

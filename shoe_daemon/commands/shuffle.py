@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from shoe_daemon.commands.argtypes import DECKS_HELP, decks
+
 HELP = "print the card codes of a freshly shuffled shoe (pipe it into `shoe-daemon deal`)"
 
 EPILOG = """\
@@ -17,15 +19,13 @@ the same --seed gives the same shoe. Without --seed a seed is drawn from the
     shoe-daemon shuffle --decks 8 --seed 42 | shoe-daemon deal --decks 8
 """
 
-DECK_CHOICES = (4, 6, 8)
 PER_LINE = 13
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--decks", type=int, choices=DECK_CHOICES, default=8, metavar="N",
-                        help="decks in the shoe: 4, 6 or 8 (default 8)")
+    parser.add_argument("--decks", type=decks, default=8, metavar="N", help=f"{DECKS_HELP} (default 8)")
     parser.add_argument("--seed", type=int, metavar="S", help="seed for random.Random (default: random)")
 
 

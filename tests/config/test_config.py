@@ -234,9 +234,11 @@ def test_each_error_names_its_key(tmp_path, toml, message):
 
 
 def test_error_attributes_and_all_problems_kept(tmp_path):
-    err = error(tmp_path, "[mqtt]\nport = 70000\nkeepalive = 1\n[table]\ndecks = 7\n")
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, "[mqtt]\nport = 70000\nkeepalive = 1\n[table]\ndecks = 7\n")
+    err = info.value
     assert err.key in ("mqtt.port", "table.decks", "mqtt.keepalive") and err.problem in str(err)
-    assert len(err.more) == 2
+    assert len(err.more) == 2 and str(err).splitlines() == err.lines and len(err.lines) == 3   # one line each
 
 
 def test_token_file_errors(tmp_path):
