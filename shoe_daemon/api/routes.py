@@ -6,7 +6,6 @@ the role aliases (``Dealer``, ...) are local to ``build_router``.
 
 
 import asyncio
-import hashlib
 import logging
 import time
 from typing import Annotated, Any
@@ -471,4 +470,4 @@ def _changed(old, new) -> list[str]:
 
 
 def _tokens(config) -> list:
-    return [(t.user, t.role, hashlib.sha256((t.secret() or "").encode()).hexdigest()) for t in config.api.tokens]
+    return [(t.user, t.role, (t.digest() or b"").hex()) for t in config.api.tokens]
