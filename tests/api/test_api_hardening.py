@@ -246,3 +246,31 @@ def test_token_files_readable_by_others_are_refused(tmp_path):
     cfg.write_text("[[api.tokens]]\nuser = 'd'\nrole = 'dealer'\ntoken_hash = 'sha256:abc'\n")
     with pytest.raises(ConfigError, match="token_hash"):
         load_config(cfg, env={})
+
+
+# --------------------------------------------------------------------------- the audit log at start
+
+
+def test_a_cut_audit_log_is_found_at_start_and_alerted(stack):
+    from pathlib import Path
+
+    from shoe_daemon.journal.audit import audit_path
+
+    for i in range(2):
+        assert stack.post("/coup/void", {"reason": f"audit me {i}"}, "supervisor").status_code in (200, 409)
+    apath = audit_path(stack.daemon.config.journal.path)
+    lines = apath.read_text().splitlines(keepends=True)
+    assert len(lines) >= 2
+    apath.write_text("".join(lines[:-1]))                  # the last line deleted
+    stack.restart()
+    active = stack.get("/alerts", params={"state": "active"}).json()["active"]
+    found = [a for a in active if a["evidence"].get("code") == "audit_log_mismatch"]
+    assert found and found[0]["severity"] == "error" and "missing" in found[0]["message"], active
+    assert Path(f"{apath}.corrupt-1").exists()             # set aside, never deleted
+    # The new log verifies against the journal from its first line on.
+    assert stack.post("/coup/void", {"reason": "after"}, "supervisor").status_code in (200, 409)
+    from shoe_daemon.journal import Journal
+    from shoe_daemon.journal.audit import verify_audit
+
+    with Journal.open(stack.daemon.config.journal.path, readonly=True) as j:
+        assert verify_audit(j, apath).ok
