@@ -162,8 +162,11 @@ class _WriterLock:
                 f"{self.journal}: the journal is in use by a writer (pid {holder}, lock "
                 f"{self.path}); stop the daemon first"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # the pid is for people (a full disk); the flock is the lock
         self.fd = fd
 
     def release(self) -> None:
