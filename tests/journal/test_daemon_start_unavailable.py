@@ -68,6 +68,13 @@ def test_start_is_held_until_the_journal_can_be_written_then_resumes(tmp_path, c
             stack.deal("9H", "2C", "KS", "3D")
             coups = stack.get("/coups").json()["coups"]
             assert coups and coups[-1]["winner"] == "punto"
+            if trouble == "disk_full":            # full again while running: not ready, and why
+                filler = fill(fs)
+                r = stack.get("/readyz")
+                assert r.status_code == 503 and "journal: cannot be written (disk full)" in " ".join(r.json()["reasons"])
+                assert stack.get("/status").json()["journal"]["writable"] == "disk_full"
+                filler.unlink()
+                assert stack.get("/readyz").status_code == 200
         finally:
             if trouble == "read_only":
                 remount(fs, readonly=False)
