@@ -274,7 +274,7 @@ def _db_error(exc: sqlite3.Error, path: Path) -> JournalError:
 
 
 # SQLite's primary result codes of the surroundings (https://sqlite.org/rescode.html).
-_SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_FULL = 8, 10, 13
+_SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_FULL, _SQLITE_CANTOPEN = 8, 10, 13, 14
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
@@ -291,6 +291,9 @@ def unavailable_error(exc: BaseException, path: Path, what: str) -> JournalUnava
             return JournalUnavailable(f"{path}: {what}: the journal cannot be written ({exc})", cause="read_only")
         if primary == _SQLITE_IOERR or "disk i/o error" in text:
             return JournalUnavailable(f"{path}: {what}: I/O error ({exc})", cause="io_error")
+        if primary == _SQLITE_CANTOPEN:
+            return JournalUnavailable(f"{path}: {what}: cannot open the file ({exc}): check the directory's "
+                                      "permissions and file system", cause="cannot_open")
         return None
     if isinstance(exc, OSError):
         name = exc.filename or path
