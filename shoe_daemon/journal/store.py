@@ -806,7 +806,8 @@ class Journal:
         """
         return self._verify(full=full)
 
-    def _verify(self, *, full: bool, integrity: bool = True, on_record: OnRecord | None = None) -> Report:
+    def _verify(self, *, full: bool, integrity: bool = True, on_record: OnRecord | None = None,
+                recall: bool = True) -> Report:
         self._db()
         head = read_head(self._path, self.journal_id)  # before the snapshot: it is included
         try:
@@ -822,7 +823,7 @@ class Journal:
         try:
             return verify_connection(
                 conn, path=str(self._path), journal_id=self.journal_id, full=full,
-                integrity=integrity, on_record=on_record, head=head,
+                integrity=integrity, on_record=on_record, head=head, recall=recall,
             )  # fmt: skip
         except sqlite3.Error as exc:  # only errors of the surroundings come out (locks, permissions)
             raise JournalError(f"{self._path}: cannot verify the journal: {exc}") from None

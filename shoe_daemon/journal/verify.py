@@ -253,6 +253,7 @@ def verify_connection(
     integrity: bool = True,
     on_record: OnRecord | None = None,
     head: tuple[int, str] | None = None,
+    recall: bool = True,
 ) -> Report:
     """Verify the journal behind ``conn``; ``head`` is the witness (seq, checksum) of the last
     acknowledged append, read *before* this call (so the snapshot taken here includes it)."""
@@ -366,7 +367,7 @@ def verify_connection(
                         "the record differs from the one acknowledged (head witness): the journal was rewritten",
                         head[0] - 1 if full else None,
                     )
-            if problem is None and walk is not None:
+            if problem is None and walk is not None and recall:
                 (version,) = conn.execute("PRAGMA user_version").fetchone()
                 if version >= 2:
                     # Recall rows anchored in the walked range (quick: the current shoe; full: all).

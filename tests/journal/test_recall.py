@@ -181,3 +181,14 @@ def test_a_format_1_journal_stays_readable_and_is_migrated_by_a_writer(jpath):
         assert j.coup("1-3").verified and j.verify(full=True).recall_rows == 14
     sql(jpath, "UPDATE coups SET result = replace(result, '\"banco\"', '\"punto\"') WHERE coup_id = '1-3'")
     assert cli("verify", "--full", "--journal", str(jpath)).returncode == 1
+
+
+def test_export_ignores_recall_damage_and_recover_sets_it_aside(jpath, tmp_path):
+    sql(jpath, "UPDATE coups SET result = replace(result, '\"punto\"', '\"tie\"') WHERE coup_id = '2-4'")
+    r = cli("export", "--journal", str(jpath), "--out", str(tmp_path / "x.jsonl"))
+    assert r.returncode == 0, r.stderr                      # the events are intact: all exported
+    r = cli("recover", "--journal", str(jpath), "--out", str(tmp_path / "y.jsonl"), "--carry-shoe")
+    assert r.returncode == 0 and "recall record fails verification" in r.stderr, r.stderr
+    assert (tmp_path / "j.sqlite3.corrupt-1").exists()
+    with Journal.open(jpath) as j:                          # the daemon can start again
+        assert j.report.ok and j.count() == PER_SHOE and j.coup_count() == 0
