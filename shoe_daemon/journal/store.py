@@ -4,6 +4,9 @@ See docs/journal.md for the design. In short: every input event is appended (its
 ``Event.to_json()`` as ``body``, plus a SHA-256 chain ``checksum``) and committed before the core
 sees it; a ``new_shoe`` record also writes a *checkpoint* row holding the chain value before it,
 so that start-up verifies only the current shoe (plus SQLite's ``quick_check``) and replays it.
+The recall rows (``coups``) and the audit log's record (``audit``) are anchored in that chain.
+A write the file system refuses (full, read-only) raises :class:`JournalFull` /
+:class:`JournalUnavailable` and is rolled back whole; :meth:`Journal.wait_writable` waits it out.
 
 Concurrency: one ``Journal`` object is thread-safe (one connection behind a lock; iterators read
 in chunks and never hold the lock while the caller runs). One *process* writes: opening for
