@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import hashlib
+import ipaddress
 import os
 import re
+import stat
 import tomllib
 import types
 import typing
@@ -346,13 +349,19 @@ class JournalConfig(_Section):
 # --------------------------------------------------------------------------- [api]
 
 
+TOKEN_HASH_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+
 class ApiToken(_Section):
-    """[[api.tokens]] — one bearer token: who, with which role. ``token`` or ``token_file``."""
+    """[[api.tokens]] — one bearer token: who, with which role. Exactly one of ``token``,
+    ``token_file`` (a file only its owner can read: mode 0600 or stricter) or ``token_hash``
+    (``"sha256:<64 hex>"``: the SHA-256 of the token, so the configuration holds no secret)."""
 
     user: str = Field(min_length=1, max_length=64)
     role: Literal["dealer", "supervisor", "technician"]
     token: SecretStr | None = None
     token_file: str | None = None
+    token_hash: str | None = Field(None, pattern=TOKEN_HASH_PATTERN)
 
     @field_validator("token")
     @classmethod
@@ -363,12 +372,14 @@ class ApiToken(_Section):
 
     @model_validator(mode="after")
     def _one_source(self, info: ValidationInfo) -> ApiToken:
-        if self.token is not None and self.token_file is not None:
-            raise _KeyedError("token_file", "give token or token_file, not both")
-        if self.token is None and self.token_file is None:
-            raise ValueError("needs token or token_file")
+        given = [k for k in ("token", "token_file", "token_hash") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise _KeyedError(given[1], f"give {given[0]} or {given[1]}, not both")
+        if not given:
+            raise ValueError("needs token or token_file (or token_hash = \"sha256:<hex>\")")
         ctx = info.context or {}
         if self.token_file is not None and ctx.get("read_secrets", True):
+            _check_token_file_mode(self.token_file)
             try:
                 text = Path(self.token_file).read_text(encoding="utf-8").strip()
             except (OSError, UnicodeDecodeError) as exc:
@@ -381,8 +392,33 @@ class ApiToken(_Section):
         return self
 
     def secret(self) -> str | None:
-        """The token itself (None if it lives in a token_file that was not read)."""
+        """The token itself (None if it lives in a token_file that was not read, or only its hash is given)."""
         return self.token.get_secret_value() if self.token is not None else None
+
+    def digest(self) -> bytes | None:
+        """SHA-256 of the token (what the API compares), from the token or from ``token_hash``."""
+        if self.token_hash is not None:
+            return bytes.fromhex(self.token_hash.removeprefix("sha256:"))
+        secret = self.secret()
+        return None if secret is None else token_digest(secret)
+
+
+def token_digest(token: str) -> bytes:
+    """The SHA-256 the API compares; ``sha256:`` + its hex is what ``token_hash`` takes."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
+def _check_token_file_mode(path: str) -> None:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _KeyedError("token_file", f"cannot read {path}: {exc}") from None
+    if st.st_mode & 0o077:
+        raise _KeyedError(
+            "token_file",
+            f"{path} has mode {stat.S_IMODE(st.st_mode):04o}: a token file must be readable by its owner only "
+            f"(chmod 600 {path}), or give token_hash instead",
+        )
 
 
 def _check_token(text: str) -> None:
@@ -392,29 +428,69 @@ def _check_token(text: str) -> None:
         raise ValueError("must not contain white space")
 
 
+def _is_loopback_host(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class ApiConfig(_Section):
-    """[api] — the HTTP API (FastAPI) and its bearer tokens."""
+    """[api] — the HTTP API (FastAPI) and its bearer tokens.
+
+    Off loopback the bearer tokens would cross the network: then ``tls_cert`` + ``tls_key`` are
+    required (HTTPS), or ``allow_plain_http_off_loopback = true``, which logs a warning at every start.
+    """
 
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=1, le=65535)
     tokens: list[ApiToken] = []
+    max_body_bytes: int = Field(65536, ge=1024, le=16 * 1024 * 1024)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    allow_plain_http_off_loopback: bool = False
 
     @model_validator(mode="after")
     def _unique(self) -> ApiConfig:
-        seen: dict[str, int] = {}
+        seen: dict[bytes, int] = {}
         for i, entry in enumerate(self.tokens):
-            secret = entry.secret()
-            if secret is None:
+            digest = entry.digest()
+            if digest is None:
                 continue
-            if secret in seen:
-                key = "token" if entry.token_file is None else "token_file"
-                raise _KeyedError(f"tokens[{i}].{key}", f"duplicate token (the same as api.tokens[{seen[secret]}])")
-            seen[secret] = i
+            if digest in seen:
+                key = next(k for k in ("token_hash", "token_file", "token") if getattr(entry, k) is not None)
+                raise _KeyedError(f"tokens[{i}].{key}", f"duplicate token (the same as api.tokens[{seen[digest]}])")
+            seen[digest] = i
         return self
 
+    @model_validator(mode="after")
+    def _transport(self, info: ValidationInfo) -> ApiConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise _KeyedError("tls_key" if self.tls_key is None else "tls_cert", "give both tls_cert and tls_key")
+        ctx = info.context or {}
+        if self.tls_cert is not None and ctx.get("read_secrets", True):
+            for key in ("tls_cert", "tls_key"):
+                path = getattr(self, key)
+                if not os.access(path, os.R_OK):
+                    raise _KeyedError(key, f"cannot read {path}")
+        if (self.enabled and self.tls_cert is None and not self.allow_plain_http_off_loopback
+                and not _is_loopback_host(self.host)):
+            raise _KeyedError(
+                "host",
+                f"{self.host!r} is not a loopback address: bearer tokens would cross the network in plain "
+                "HTTP. Set tls_cert and tls_key (HTTPS), or allow_plain_http_off_loopback = true",
+            )
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
     def by_token(self) -> dict[str, ApiToken]:
-        """token -> entry, for the API's authentication."""
+        """token -> entry (entries given by their token; a ``token_hash`` entry is not here)."""
         return {e.secret(): e for e in self.tokens if e.secret() is not None}  # type: ignore[misc]
 
 

@@ -23,6 +23,9 @@ from shoe_daemon.sdnotify import Notifier
 log = logging.getLogger("shoe_daemon")
 
 EXIT_JOURNAL_CORRUPT = 3
+EXIT_JOURNAL_UNAVAILABLE = 4   # read-only or full file system at start: systemd restarts it, not in a loop
+START_WAIT = 60.0        # s a start waits for a writable journal (retrying) before it exits with 4
+START_RETRY = 2.0        # s between those tries
 BATCH_MAX = 256          # events journaled in one transaction (group commit)
 WATCHDOG_STALL = 10.0    # s without progress from the reader before pings stop
 RESUME_SCAN = 200        # journaled events searched for the shoe link's resume point
@@ -239,21 +242,91 @@ class Daemon:
                 # Still waiting for the shoe: a healthy loop asks for more start-up time.
                 self.notifier.notify(f"EXTEND_TIMEOUT_USEC={int(interval * 3e6)}")
 
-    async def run(self, stop: asyncio.Event) -> int:
-        from shoe_daemon.journal import JournalCorrupt, JournalVersionError
+    async def _start_journal(self, stop: asyncio.Event) -> int | None:
+        """Open, verify and replay the journal; None when done, else the exit status.
 
+        A journal that cannot be written (read-only or full file system, I/O error) is not a crash:
+        nothing is dealt, STATUS= says why, and it is tried again every START_RETRY s; after
+        START_WAIT s the daemon exits with EXIT_JOURNAL_UNAVAILABLE (the unit restarts it after
+        RestartSec, so a start is tried about once a minute, never in a tight loop)."""
+        from shoe_daemon.journal import JournalCorrupt, JournalUnavailable, JournalVersionError
+
+        deadline = time.monotonic() + START_WAIT
+        said = None
+        while True:
+            try:
+                self.open_journal()
+                why = self.journal.writable()
+                if why is not None:
+                    raise JournalUnavailable(f"{self.journal.path}: the journal's file system is "
+                                             f"{why.replace('_', ' ')} (less than {self.journal.RESERVE_BYTES} "
+                                             "bytes free, or not writable)", cause=why)
+                self.build_table()
+                replayed = self.replay()
+                log.info("journal verified; %d events of the current shoe replayed", replayed)
+                if said is not None:
+                    log.warning("the journal is writable again: starting")
+                return None
+            except (JournalCorrupt, JournalVersionError) as exc:
+                log.error("%s; refusing to deal. Set the journal aside and start a fresh one with "
+                          "`shoe-daemon journal recover --out FILE --carry-shoe` (docs/journal.md).", exc)
+                self.notifier.status(f"journal corrupt: {exc}")
+                return EXIT_JOURNAL_CORRUPT
+            except (JournalUnavailable, OSError) as exc:
+                if self.journal is not None:
+                    self.journal.close()
+                    self.journal = None
+                cause = getattr(exc, "cause", "io_error")
+                if said != str(exc):
+                    log.error("journal unavailable (%s): %s; dealing held: nothing is dealt or published until "
+                              "the journal can be written; retrying every %g s (exit status %d after %g s)",
+                              cause, exc, START_RETRY, EXIT_JOURNAL_UNAVAILABLE, START_WAIT)
+                    said = str(exc)
+                self.notifier.status(f"journal unavailable ({cause}): dealing held: {exc}")
+                if time.monotonic() >= deadline:
+                    log.error("journal still unavailable after %g s: exiting with status %d",
+                              START_WAIT, EXIT_JOURNAL_UNAVAILABLE)
+                    return EXIT_JOURNAL_UNAVAILABLE
+                self.notifier.notify(f"EXTEND_TIMEOUT_USEC={int((START_RETRY + 30) * 1e6)}")
+                try:
+                    await asyncio.wait_for(stop.wait(), START_RETRY)
+                except TimeoutError:
+                    continue
+                return 0
+
+    def check_audit(self) -> None:
+        """Verify the API's audit log against its record in the journal (docs/journal.md): a file
+        that fails is moved aside and an error alert is raised (journaled like any fault)."""
+        if not self.config.api.enabled:
+            return
+        from shoe_daemon.core.events import Kind
+        from shoe_daemon.journal import JournalError
+        from shoe_daemon.journal.audit import audit_path, check_at_start
+
+        path = audit_path(self.config.journal.path)
+        try:
+            result = check_at_start(self.journal, path)
+        except (JournalError, OSError) as exc:
+            log.error("audit log %s: cannot verify it: %s", path, exc)
+            return
+        if result.adopted:
+            log.info("audit log %s: %d line(s) recorded in the journal (it had no record of them)", path,
+                     result.adopted)
+        if result.report.ok:
+            return
+        log.error("%s; moved aside as %s; a new audit log starts (docs/journal.md)", result.report.summary(),
+                  result.set_aside)
+        self.submit([Event(self.clock(), Kind.FAULT, "audit", {
+            "code": "audit_log_mismatch", "severity": "error", "text": result.report.problem,
+            "file": str(path), "set_aside": result.set_aside})])
+
+    async def run(self, stop: asyncio.Event) -> int:
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
-        try:
-            self.open_journal()
-        except (JournalCorrupt, JournalVersionError) as exc:
-            log.error("%s; refusing to deal. Set the journal aside and start a fresh one with "
-                      "`shoe-daemon journal recover --out FILE --carry-shoe` (docs/journal.md).", exc)
-            self.notifier.status(f"journal corrupt: {exc}")
-            return EXIT_JOURNAL_CORRUPT
-        self.build_table()
-        replayed = self.replay()
-        log.info("journal verified; %d events of the current shoe replayed", replayed)
+        status = await self._start_journal(stop)
+        if status is not None:
+            return status
+        self.check_audit()
         self.start_mqtt()
         self.start_source()
         if self.config.camera.enabled:

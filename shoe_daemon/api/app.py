@@ -51,7 +51,7 @@ class ApiContext:
     def __init__(self, daemon, *, audit: AuditLog | None = None):
         self.daemon = daemon
         self.tokens = TokenStore(daemon.config.api.tokens)
-        self.audit = audit or AuditLog(audit_path(daemon.config.journal.path))
+        self.audit = audit or AuditLog(audit_path(daemon.config.journal.path), journal=daemon.journal)
         if getattr(daemon, "metrics", None) is None:
             daemon.metrics = Metrics(daemon)
         self.metrics: Metrics = daemon.metrics
@@ -102,6 +102,12 @@ def create_app(daemon, *, audit: AuditLog | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     errors.install(app)
+    from shoe_daemon.api.middleware import WriteGate
+
+    # Writes: the token before the body, and the body capped (innermost of the middlewares, so the
+    # request counter below sees its 401 and 413 too).
+    app.add_middleware(WriteGate, tokens=lambda: ctx.tokens,
+                       max_body=lambda: ctx.live_config.api.max_body_bytes)
 
     @app.middleware("http")
     async def count_requests(request: Request, call_next):

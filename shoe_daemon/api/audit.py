@@ -2,30 +2,32 @@
 
 An append-only JSON Lines file next to the journal (``journal.sqlite3`` ->
 ``journal.audit.jsonl``). Every line is canonical JSON and carries ``prev``, the
-SHA-256 of the line before it (``""`` for the first), so a removed or edited
-line shows; each line is flushed and fsync'ed before the API answers. The
-journal holds the events themselves (the truth the core replays); this log adds
-the attempts the core never saw (wrong role, refused before journaling) and the
-HTTP outcome of each.
-
-Check a copy with :func:`verify`.
+SHA-256 of the line before it (``""`` for the first), so an edited line shows; each
+line is flushed and fsync'ed before the API answers, then its SHA-256 is recorded
+in the journal (``Journal.audit_append``), so a cut tail, a removed last line, an
+emptied file or a removal with the chain rewritten show too
+(:mod:`shoe_daemon.journal.audit` verifies; ``shoe-daemon journal verify --audit``
+and every start of the daemon run it). The journal holds the events themselves
+(the truth the core replays); this log adds the attempts the core never saw (wrong
+role, refused before journaling) and the HTTP outcome of each.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import logging
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
+from shoe_daemon.journal.audit import audit_path, line_hash, read_lines
+
+__all__ = ["AuditLog", "audit_path", "verify"]
+
+log = logging.getLogger("shoe_daemon.api")
+
 TAIL_CHUNK = 64 * 1024
-
-
-def audit_path(journal_path: str | os.PathLike[str]) -> Path:
-    p = Path(journal_path)
-    return p.with_name(p.stem + ".audit.jsonl")
 
 
 def _line(entry: dict[str, Any]) -> str:
@@ -33,7 +35,7 @@ def _line(entry: dict[str, Any]) -> str:
 
 
 def _hash(line: str) -> str:
-    return hashlib.sha256(line.encode()).hexdigest()
+    return line_hash(line)
 
 
 def _last_line(path: Path) -> str | None:
@@ -50,11 +52,15 @@ def _last_line(path: Path) -> str | None:
 
 
 class AuditLog:
-    def __init__(self, path: str | os.PathLike[str]):
+    """``AuditLog(path, journal=None)``: with a (writable) journal, each line's hash is recorded there."""
+
+    def __init__(self, path: str | os.PathLike[str], journal=None):
         self.path = Path(path)
         last = _last_line(self.path)
         self._prev = _hash(last) if last is not None else ""
         self._lock = threading.Lock()
+        self.journal = journal if journal is not None and not getattr(journal, "readonly", True) else None
+        self._lines = len(read_lines(self.path)[0]) if self.journal is not None else 0
 
     def write(self, entry: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
@@ -67,6 +73,15 @@ class AuditLog:
             finally:
                 os.close(fd)
             self._prev = _hash(line)
+            self._lines += 1
+            if self.journal is not None and getattr(self.journal, "format", 1) >= 2:
+                from shoe_daemon.journal import JournalError
+
+                try:
+                    self.journal.audit_append(self.journal.audit_base + self._lines, self._prev)
+                except (JournalError, OSError, ValueError) as exc:
+                    # The line is written; its record is missing: the next start reports it.
+                    log.error("audit log %s: line %d not recorded in the journal: %s", self.path, self._lines, exc)
         return entry
 
     def tail(self, n: int) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """Bearer tokens with a role (``[[api.tokens]]``): who is calling, and may they.
 
-Tokens are compared in constant time: the presented token and every configured
-one are hashed (SHA-256, so lengths do not show) and compared with
+Tokens are compared in constant time: the presented token is hashed (SHA-256, so
+lengths do not show) and compared with every configured token's SHA-256 (given as
+the token, a token file, or only its hash: ``token_hash = "sha256:<hex>"``) with
 ``hmac.compare_digest``, all of them, with no early exit. No token or a token we
 do not know is 401 with ``WWW-Authenticate: Bearer``; a known token of the
 wrong role is 403 (and goes into the audit log).
@@ -9,7 +10,6 @@ wrong role is 403 (and goes into the audit log).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPBearer
 
 from shoe_daemon.api.errors import ApiError
+from shoe_daemon.config import token_digest
 
 ROLES = ("dealer", "supervisor", "technician")
 REALM = 'Bearer realm="shoe-daemon"'
@@ -35,7 +36,7 @@ class Principal:
 
 
 def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+    return token_digest(token)
 
 
 class TokenStore:
@@ -48,9 +49,9 @@ class TokenStore:
     def update(self, entries: Iterable) -> None:
         out = []
         for entry in entries:
-            secret = entry.secret()
-            if secret is not None:
-                out.append((_digest(secret), Principal(entry.user, entry.role)))
+            digest = entry.digest()
+            if digest is not None:
+                out.append((digest, Principal(entry.user, entry.role)))
         self._entries = out
 
     def lookup(self, token: str) -> Principal | None:

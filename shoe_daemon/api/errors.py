@@ -67,9 +67,18 @@ def validation_error(errors: list[dict]) -> ApiError:
 
 
 def install(app: FastAPI) -> None:
+    from shoe_daemon.journal import RecallCorrupt
+
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc)
+
+    @app.exception_handler(RecallCorrupt)
+    async def _recall_corrupt(request: Request, exc: RecallCorrupt) -> JSONResponse:
+        # A stored coup that does not match the hash chain is never served, not even in a list.
+        return error_response(ApiError(409, f"{exc.detail}: recall record fails verification; "
+                                            "run `shoe-daemon journal verify --full`",
+                                       code="recall_corrupt", coup_id=exc.coup_id))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

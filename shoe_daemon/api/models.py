@@ -1,6 +1,8 @@
 """Request and response models of the HTTP API (they make the OpenAPI schema).
 
-Requests are strict (``extra="forbid"``: a misspelt field is a 422, never ignored).
+Requests are strict: ``extra="forbid"`` (a misspelt field is a 422, never ignored) and
+``strict=True`` (``"index": false`` or ``"seat": "1"`` is a 422, never card 0 or box 1). A pattern
+here is the whole rule: what it matches, the code takes (``"0"`` is not an amount).
 Responses carry the core's payloads: the documented fields are typed, and further
 fields (the same as on MQTT, docs/mqtt.md) are allowed. Amounts are strings.
 """
@@ -13,13 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shoe_daemon.game.cards import CardCodeError, parse_card
 
-AMOUNT_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,6})?$"
+# A positive decimal: at most 12 significant integer digits and 6 decimals, not zero (the code
+# refuses a zero stake; the schema says so). No look-ahead: pydantic's regex engine has none.
+AMOUNT_PATTERN = (r"^(?:0*[1-9][0-9]{0,11}(?:\.[0-9]{1,6})?"
+                  r"|0+\.(?:[1-9][0-9]{0,5}|0[1-9][0-9]{0,4}|00[1-9][0-9]{0,3}|000[1-9][0-9]{0,2}|0000[1-9][0-9]?|00000[1-9]))$")
 COUP_ID_PATTERN = r"^[0-9]{1,9}-[0-9]{1,9}$"
 CARD_PATTERN = r"^(?:10|[2-9TJQKAtjqka])[SHDCshdc]$"
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class _Open(BaseModel):
@@ -97,7 +102,8 @@ class NewShoe(Write):
 class BetIn(_Request):
     seat: int = Field(ge=1, le=7, description="box 1-7")
     kind: Literal["punto", "banco", "tie"]
-    amount: str = Field(pattern=AMOUNT_PATTERN, description='a positive decimal as a string, e.g. "25" or "12.50"')
+    amount: str = Field(pattern=AMOUNT_PATTERN, max_length=40,
+                        description='a positive decimal as a string, e.g. "25" or "12.50" (not "0")')
 
 
 class PlaceBets(Write):

@@ -6,7 +6,6 @@ the role aliases (``Dealer``, ...) are local to ``build_router``.
 
 
 import asyncio
-import hashlib
 import logging
 import time
 from typing import Annotated, Any
@@ -141,6 +140,9 @@ def build_router(ctx) -> APIRouter:
         journal_ok = j is not None and not j.closed
         if not journal_ok:
             reasons.append("journal: not open")
+        elif (why := j.writable()) is not None:   # a full or read-only disk holds dealing
+            journal_ok = False
+            reasons.append(f"journal: cannot be written ({why.replace('_', ' ')}): dealing is held")
         src = daemon.source
         link = (table().sources.get("shoe") or {}) if table() is not None else {}
         port_ok = src is not None and bool(src.connected)
@@ -174,6 +176,7 @@ def build_router(ctx) -> APIRouter:
         journal = {"path": str(daemon.config.journal.path), "open": j is not None and not j.closed}
         if journal["open"]:
             journal["last_seq"] = j.last_seq()
+            journal["writable"] = j.writable() or "yes"
         api = daemon.config.api
         return {
             "table_id": daemon.config.table.id,
@@ -471,4 +474,4 @@ def _changed(old, new) -> list[str]:
 
 
 def _tokens(config) -> list:
-    return [(t.user, t.role, hashlib.sha256((t.secret() or "").encode()).hexdigest()) for t in config.api.tokens]
+    return [(t.user, t.role, (t.digest() or b"").hex()) for t in config.api.tokens]

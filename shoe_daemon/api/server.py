@@ -22,6 +22,12 @@ START_TIMEOUT = 5.0
 STOP_TIMEOUT = 5.0
 
 
+def is_loopback(host: str) -> bool:
+    from shoe_daemon.config import _is_loopback_host
+
+    return _is_loopback_host(host)
+
+
 class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self):
@@ -51,9 +57,11 @@ class ApiServer:
         self.app = create_app(daemon)
         cfg = daemon.config.api
         self.host, self.port = cfg.host, cfg.port
+        self.scheme = "https" if cfg.tls else "http"
+        tls = {"ssl_certfile": cfg.tls_cert, "ssl_keyfile": cfg.tls_key} if cfg.tls else {}
         self.config = uvicorn.Config(
             self.app, host=cfg.host, port=cfg.port, lifespan="off", log_level="warning", access_log=False,
-            server_header=False, proxy_headers=False, timeout_graceful_shutdown=2, ws_ping_interval=20.0,
+            server_header=False, proxy_headers=False, timeout_graceful_shutdown=2, ws_ping_interval=20.0, **tls,
         )
         self.server = _Server(self.config)
         self.task: asyncio.Task | None = None
@@ -64,6 +72,12 @@ class ApiServer:
         return self.app.state.ctx
 
     async def start(self) -> bool:
+        cfg = self.daemon.config.api
+        if not cfg.tls and not is_loopback(cfg.host):
+            # Allowed by allow_plain_http_off_loopback only (config.py refuses it otherwise): say so
+            # at every start, loudly.
+            log.warning("HTTP API on %s WITHOUT TLS: bearer tokens cross the network in plain text "
+                        "(allow_plain_http_off_loopback = true); set [api] tls_cert and tls_key", cfg.host)
         try:
             self.sock = bind(self.host, self.port)
         except OSError as exc:
@@ -78,7 +92,7 @@ class ApiServer:
         if not self.server.started:
             log.error("HTTP API did not start on %s:%s", self.host, self.port)
             return False
-        log.info("HTTP API on http://%s:%s (docs at /docs)", self.host, self.port)
+        log.info("HTTP API on %s://%s:%s (docs at /docs)", self.scheme, self.host, self.port)
         return True
 
     async def stop(self) -> None:

@@ -20,7 +20,10 @@ EXIT_ERROR = 2
 
 EPILOG = """\
 actions:
-  verify [--full]              check the hash chain; quick: from the last new shoe, as at start-up
+  verify [--full] [--audit [PATH]]
+                               check the hash chain and the recall records; quick: from the last
+                               new shoe, as at start-up; --audit: also the API's audit log against
+                               its record in the journal (default: <journal>.audit.jsonl beside it)
   show [--last N] [--json]     print the last N events (default 20)
   export --out FILE [--intact-only]
                                write every event as JSON lines (seq, checksum, event)
@@ -30,7 +33,7 @@ actions:
 
 exit status:
   0  ok (verify: intact; export: complete; recover: recovered, or nothing to recover)
-  1  the journal is corrupt (verify; export: nothing written, or with --intact-only the
+  1  the journal (or with --audit the audit log) is corrupt (verify; export: nothing written, or with --intact-only the
      intact records up to the damage were written)
   2  usage, configuration or I/O error (no journal, journal in use by the daemon, ...)
 """
@@ -59,6 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                    help="the whole chain from seq 1 and PRAGMA integrity_check (default: from the last "
                         "new shoe and PRAGMA quick_check, as the daemon does at start-up)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--audit", nargs="?", const="", default=None, metavar="PATH",
+                   help="also verify the API's audit log against its record in the journal (default "
+                        "path: the journal's name with .audit.jsonl, beside it)")
 
     p = add("show", "print the last events of the journal")
     p.add_argument("--last", type=int, default=20, metavar="N", help="how many events (default 20)")
@@ -126,18 +132,28 @@ def _verify(args: argparse.Namespace, path: str, synchronous: str) -> int:
         else:
             print(exc.describe())
         return EXIT_CORRUPT
+    audit = None
     with journal:
         report = journal.verify(full=args.full)
+        if args.audit is not None:
+            from shoe_daemon.journal.audit import audit_path, verify_audit
+
+            audit = verify_audit(journal, args.audit or audit_path(path))
     if args.json:
         data = {k: getattr(report, k) for k in report.__dataclass_fields__}
         data["reason"] = report.reason.value if report.reason else None
+        if audit is not None:
+            data["audit"] = {k: getattr(audit, k) for k in audit.__dataclass_fields__}
         print(json.dumps(data))
     else:
         print(report.summary())
         if not report.ok and not args.full:
             print("(run `shoe-daemon journal verify --full` to check the whole journal; "
                   "`shoe-daemon journal recover` to set it aside)")  # fmt: skip
-    return EXIT_OK if report.ok else EXIT_CORRUPT
+        if audit is not None:
+            print(audit.summary())
+    ok = report.ok and (audit is None or audit.ok)
+    return EXIT_OK if ok else EXIT_CORRUPT
 
 
 def _when(t: float) -> str:

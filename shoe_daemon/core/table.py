@@ -343,10 +343,10 @@ class Table:
         text = p.text or p.reason
         self._raise(out, event, FAULT, severity, f"{event.source} fault {what}" + (f": {text}" if text else ""),
                     dict(event.data), key=key if severity != "info" else None)
-        if severity in ("error", "critical"):
-            # A fault that stops the dealing (a jam, a dead sensor, events lost on the link): the
-            # error policy applies as for a dealing error; with "hold" nothing settles until a
-            # supervisor resolves it.
+        if severity in ("error", "critical") and event.source == "shoe":
+            # A fault of the card reader that stops the dealing (a jam, a dead sensor, events lost
+            # on the link): the error policy applies as for a dealing error; with "hold" nothing
+            # settles until a supervisor resolves it.
             self._render(self.engine.hold(f"{event.source} fault {what}", t=event.t), event, out, {})
 
     def _on_broker(self, event: Event, out: Outbox, severity: str) -> None:

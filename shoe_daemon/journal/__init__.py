@@ -13,10 +13,13 @@ from shoe_daemon.journal.errors import (
     JournalBusy,
     JournalCorrupt,
     JournalError,
+    JournalFull,
     JournalNotFound,
     JournalReadOnly,
+    JournalUnavailable,
     JournalVersionError,
     Reason,
+    RecallCorrupt,
 )
 from shoe_daemon.journal.salvage import ExportResult, RecoverResult, export_jsonl, recover
 from shoe_daemon.journal.store import APPLICATION_ID, FORMAT_VERSION, CoupRecord, Entry, Journal, RawRecord
@@ -32,11 +35,14 @@ __all__ = [
     "JournalBusy",
     "JournalCorrupt",
     "JournalError",
+    "JournalFull",
     "JournalNotFound",
     "JournalReadOnly",
+    "JournalUnavailable",
     "JournalVersionError",
     "RawRecord",
     "Reason",
+    "RecallCorrupt",
     "RecoverResult",
     "Report",
     "export_jsonl",

@@ -18,6 +18,8 @@ class Reason(StrEnum):
     COLUMN_MISMATCH = "column_mismatch"        # t/kind/source columns disagree with the checksummed body
     TAIL_MISSING = "tail_missing"              # records at the end were removed
     CHECKPOINT_MISMATCH = "checkpoint_mismatch"  # a checkpoint row is missing, extra, or holds another hash
+    RECALL_MISMATCH = "recall_mismatch"        # a coups (recall) row does not match its checksum and anchor
+    AUDIT_MISMATCH = "audit_mismatch"          # the API's audit log does not match its record in the journal
 
     @property
     def text(self) -> str:
@@ -35,6 +37,8 @@ _TEXT = {
     Reason.COLUMN_MISMATCH: "column mismatch",
     Reason.TAIL_MISSING: "records missing at the end",
     Reason.CHECKPOINT_MISMATCH: "checkpoint mismatch",
+    Reason.RECALL_MISMATCH: "recall record fails verification",
+    Reason.AUDIT_MISMATCH: "audit log fails verification",
 }
 
 
@@ -56,6 +60,28 @@ class JournalVersionError(JournalError):
 
 class JournalReadOnly(JournalError):
     """A write on a journal opened read-only."""
+
+
+class JournalUnavailable(JournalError):
+    """The journal cannot be written now: its file system is read-only, or an I/O error.
+
+    Not damage: nothing was written (the transaction was rolled back), the journal stays intact
+    and the write can be tried again once the cause is gone (:meth:`Journal.wait_writable`).
+    ``cause`` is a short word for logs and alerts: ``read_only``, ``io_error``, ``disk_full``.
+    """
+
+    cause = "io_error"
+
+    def __init__(self, message: str, *, cause: str | None = None):
+        if cause is not None:
+            self.cause = cause
+        super().__init__(message)
+
+
+class JournalFull(JournalUnavailable):
+    """The journal's file system (or quota) is full: the write was rolled back, nothing lost."""
+
+    cause = "disk_full"
 
 
 class JournalCorrupt(JournalError):
@@ -87,3 +113,13 @@ class JournalCorrupt(JournalError):
         good = "unknown" if self.last_good_seq is None else str(self.last_good_seq)
         path = f"{self.path}: " if self.path else ""
         return f"{path}journal corrupt: {where}{self.reason.text}: {self.detail} (last good seq: {good})"
+
+
+class RecallCorrupt(JournalCorrupt):
+    """A row of the recall (coups) table failed verification when read: it is never served.
+
+    ``coup_id`` names the row (as stored; ``None`` if even that is unreadable)."""
+
+    def __init__(self, coup_id: str | None, detail: str, *, path: str | None = None):
+        self.coup_id = coup_id
+        super().__init__(Reason.RECALL_MISMATCH, f"coup {coup_id}: {detail}", path=path)

@@ -123,7 +123,9 @@ def _walk_export(
     try:
         result.journal_id = journal.journal_id
         result.genesis = genesis(journal.journal_id)
-        report = journal._verify(full=True, integrity=integrity, on_record=on_record)
+        # export (integrity False) is about the events only; recover counts a bad recall row as
+        # damage too, so that a journal the daemon refuses is never "intact, nothing to recover".
+        report = journal._verify(full=True, integrity=integrity, on_record=on_record, recall=integrity)
     finally:
         journal.close()
     result.report = report

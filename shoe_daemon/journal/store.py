@@ -4,6 +4,9 @@ See docs/journal.md for the design. In short: every input event is appended (its
 ``Event.to_json()`` as ``body``, plus a SHA-256 chain ``checksum``) and committed before the core
 sees it; a ``new_shoe`` record also writes a *checkpoint* row holding the chain value before it,
 so that start-up verifies only the current shoe (plus SQLite's ``quick_check``) and replays it.
+The recall rows (``coups``) and the audit log's record (``audit``) are anchored in that chain.
+A write the file system refuses (full, read-only) raises :class:`JournalFull` /
+:class:`JournalUnavailable` and is rolled back whole; :meth:`Journal.wait_writable` waits it out.
 
 Concurrency: one ``Journal`` object is thread-safe (one connection behind a lock; iterators read
 in chunks and never hold the lock while the caller runs). One *process* writes: opening for
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import fcntl
 import json
 import math
@@ -23,32 +27,38 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.core.outputs import canonical_json
-from shoe_daemon.journal.chain import genesis, link
+from shoe_daemon.journal.chain import audit_checksum, genesis, link, recall_checksum
 from shoe_daemon.journal.errors import (
     JournalBusy,
     JournalCorrupt,
     JournalError,
+    JournalFull,
     JournalNotFound,
     JournalReadOnly,
+    JournalUnavailable,
     JournalVersionError,
     Reason,
+    RecallCorrupt,
 )
 from shoe_daemon.journal.verify import (
+    RECALL_SELECT,
     OnRecord,
     Report,
+    check_recall_row,
     classify_db_error,
     is_environment_error,
     verify_connection,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)   # format 1 (no recall checksums, no audit anchor) is migrated on a writer's open
 APPLICATION_ID = 0x53484F45  # "SHOE": PRAGMA application_id of every journal file
 
 Synchronous = Literal["full", "normal"]
@@ -78,11 +88,26 @@ CREATE TABLE coups (                              -- derived: rebuilt from the e
     shoe     INTEGER NOT NULL,
     coup     INTEGER NOT NULL,
     result   TEXT NOT NULL,                       -- JSON written by the daemon
-    seq      INTEGER,                             -- the event that closed the coup, if known
-    recorded REAL NOT NULL
+    seq      INTEGER,                             -- the anchor: the event the row was written after
+    recorded REAL NOT NULL,
+    checksum TEXT                                 -- recall_checksum(anchor's chain value, row) (format 2)
 );
 CREATE INDEX coups_order ON coups(shoe, coup);
+""" + """
+CREATE TABLE audit (                              -- the API's audit log, anchored (format 2)
+    n        INTEGER PRIMARY KEY,                 -- line number over all audit files (1, 2, ...)
+    hash     TEXT NOT NULL,                       -- SHA-256 of that line
+    seq      INTEGER NOT NULL,                    -- the anchor: the last event when it was written
+    checksum TEXT NOT NULL                        -- audit_checksum(anchor's chain value, n, hash)
+);
 """
+
+# Format 1 -> 2: the recall rows get their anchor and checksum, the audit anchor its table.
+MIGRATE_1_2 = """
+ALTER TABLE coups ADD COLUMN checksum TEXT;
+CREATE TABLE audit (n INTEGER PRIMARY KEY, hash TEXT NOT NULL, seq INTEGER NOT NULL, checksum TEXT NOT NULL);
+"""
+
 
 _CHUNK = 1000
 
@@ -112,6 +137,7 @@ class CoupRecord:
     result_json: str
     seq: int | None
     recorded: float
+    verified: bool = True   # False only for a format-1 journal read without migration (no checksums)
 
     @property
     def result(self) -> Any:
@@ -139,8 +165,11 @@ class _WriterLock:
                 f"{self.journal}: the journal is in use by a writer (pid {holder}, lock "
                 f"{self.path}); stop the daemon first"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # the pid is for people (a full disk); the flock is the lock
         self.fd = fd
 
     def release(self) -> None:
@@ -239,9 +268,47 @@ def _created_by() -> str:
 
 def _db_error(exc: sqlite3.Error, path: Path) -> JournalError:
     """The exception to raise for a SQLite error met while opening ``path``."""
+    unavailable = unavailable_error(exc, path, "cannot open the journal")
+    if unavailable is not None:
+        return unavailable
     if is_environment_error(exc):
         return JournalError(f"{path}: cannot open the journal: {exc}")
     return JournalCorrupt(classify_db_error(exc), str(exc), path=str(path))
+
+
+# SQLite's primary result codes of the surroundings (https://sqlite.org/rescode.html).
+_SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_FULL, _SQLITE_CANTOPEN = 8, 10, 13, 14
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def unavailable_error(exc: BaseException, path: Path, what: str) -> JournalUnavailable | None:
+    """:class:`JournalFull` / :class:`JournalUnavailable` for a write that failed because of the
+    file system (full, read-only, I/O error); None for any other error."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        text = str(exc).lower()
+        if primary == _SQLITE_FULL or "disk is full" in text:
+            return JournalFull(f"{path}: {what}: the file system is full ({exc})")
+        if primary == _SQLITE_READONLY or "readonly database" in text:
+            return JournalUnavailable(f"{path}: {what}: the journal cannot be written ({exc})", cause="read_only")
+        if primary == _SQLITE_IOERR or "disk i/o error" in text:
+            return JournalUnavailable(f"{path}: {what}: I/O error ({exc})", cause="io_error")
+        if primary == _SQLITE_CANTOPEN:
+            return JournalUnavailable(f"{path}: {what}: cannot open the file ({exc}): check the directory's "
+                                      "permissions and file system", cause="cannot_open")
+        return None
+    if isinstance(exc, OSError):
+        name = exc.filename or path
+        if exc.errno in _FULL_ERRNOS:
+            return JournalFull(f"{name}: {what}: the file system is full ({exc.strerror})")
+        if exc.errno == errno.EROFS:
+            return JournalUnavailable(f"{name}: {what}: read-only file system", cause="read_only")
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return JournalUnavailable(f"{name}: {what}: permission denied", cause="permission")
+        if exc.errno == errno.EIO:
+            return JournalUnavailable(f"{name}: {what}: I/O error", cause="io_error")
+    return None
 
 
 def _read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
@@ -275,7 +342,7 @@ def _read_meta(conn: sqlite3.Connection, path: Path) -> dict[str, str]:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         raise _db_error(exc, path) from None
-    if version != FORMAT_VERSION or not meta.get("journal_id") or meta.get("format") != str(version):
+    if version not in READABLE_VERSIONS or not meta.get("journal_id") or meta.get("format") != str(version):
         raise JournalCorrupt(
             Reason.NOT_A_JOURNAL,
             f"meta table damaged (format {meta.get('format')!r}, user_version {version}, "
@@ -329,6 +396,8 @@ class Journal:
         self._genesis = genesis(meta["journal_id"])
         self._head_fd: int | None = None
         self.report: Report | None = None  # the verification done by open(), if any
+        self.format = int(meta.get("format", FORMAT_VERSION))
+        self._pending_recall: dict[str, tuple] = {}   # rows a full disk refused, written at the next chance
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -368,15 +437,21 @@ class Journal:
         if not readonly and lock is None:
             if not p.exists() and not create:
                 raise JournalNotFound(f"{p}: no such journal")
-            p.parent.mkdir(parents=True, exist_ok=True)
-            lock = _WriterLock(p)
-            lock.acquire()
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+                lock = _WriterLock(p)
+                lock.acquire()
+            except OSError as exc:
+                raise unavailable_error(exc, p, "cannot take the writer lock") or exc from None
             own_lock = True
         try:
             if not p.exists():
                 if readonly or not create:
                     raise JournalNotFound(f"{p}: no such journal")
-                _create(p)
+                try:
+                    _create(p)
+                except (OSError, sqlite3.Error) as exc:
+                    raise unavailable_error(exc, p, "cannot create the journal") or exc from None
             try:
                 conn = _connect(p, readonly=readonly)
             except sqlite3.Error as exc:
@@ -412,11 +487,60 @@ class Journal:
                 report.raise_if_corrupt()
         if not readonly:
             try:
+                if journal.format < FORMAT_VERSION:
+                    journal._migrate()
                 journal._open_head()
+            except OSError as exc:
+                journal.close()
+                raise unavailable_error(exc, p, "cannot write the head witness") or exc from None
             except BaseException:
                 journal.close()
                 raise
         return journal
+
+    def _migrate(self) -> None:
+        """Format 1 -> 2, in one transaction: the recall rows get an anchor (their own seq when that
+        event exists, else the last event) and a checksum; the audit anchor gets its table. A row
+        written by format 1 is protected from later edits, not proven (meta ``migrated`` says so)."""
+        with self._lock:
+            conn = self._db()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for stmt in MIGRATE_1_2.strip().split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                    (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+                    rows = conn.execute("SELECT rowid, coup_id, shoe, coup, result, seq, recorded FROM coups").fetchall()
+                    for rowid, coup_id, shoe, coup, result, seq, recorded in rows:
+                        anchor_seq = seq if isinstance(seq, int) and 0 < seq <= last else last
+                        conn.execute("UPDATE coups SET seq = ?, checksum = ? WHERE rowid = ?", (
+                            anchor_seq,
+                            recall_checksum(self._anchor(conn, anchor_seq), anchor_seq, coup_id, int(shoe), int(coup),
+                                            result, float(recorded)),
+                            rowid))  # fmt: skip
+                    migrated = {"from": 1, "at": _now_iso(), "recall_rows": len(rows)}
+                    conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                     [("format", str(FORMAT_VERSION)), ("migrated", json.dumps(migrated, sort_keys=True))])
+                    conn.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise _db_error(exc, self._path) from None
+            self._meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            self.format = FORMAT_VERSION
+
+    def _anchor(self, conn: sqlite3.Connection, seq: int) -> str:
+        """The chain value of event ``seq`` (0: the genesis)."""
+        if seq == 0:
+            return self._genesis
+        row = conn.execute("SELECT checksum FROM events WHERE seq = ?", (seq,)).fetchone()
+        if row is None:
+            raise ValueError(f"no event seq {seq} in the journal to anchor the row at")
+        return row[0]
 
     def _open_head(self) -> None:
         self._head_fd = os.open(head_path(self._path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -429,7 +553,12 @@ class Journal:
         # a power cut it may be older than the journal (fine), never newer in full mode.
         if self._head_fd is not None:
             line = f"{HEAD_MAGIC} 1 {self.journal_id} {seq} {checksum}".ljust(HEAD_SIZE - 1) + "\n"
-            os.pwrite(self._head_fd, line.encode("ascii"), 0)
+            try:
+                os.pwrite(self._head_fd, line.encode("ascii"), 0)
+            except OSError:
+                # After a commit: the append is done and must not look failed (a retry would
+                # double it). A stale witness is only older than the journal, which is fine.
+                pass
 
     def close(self) -> None:
         with self._lock:
@@ -531,12 +660,74 @@ class Journal:
                     prev = checksum
                     seqs.append(seq)
                 conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                typed = unavailable_error(exc, self._path, f"cannot append {len(items)} event(s)")
+                if typed is not None:
+                    raise typed from exc
                 raise
             self._write_head(seq, prev)
         return seqs
+
+    # ------------------------------------------------------------------ a full or read-only disk
+
+    RESERVE_BYTES = 1 << 20   # free space below which the journal's file system counts as full
+
+    def writable(self) -> str | None:
+        """None if the journal's file system can take writes now, else why not: ``read_only``,
+        ``disk_full`` (less than :attr:`RESERVE_BYTES` free), ``permission``. A cheap probe
+        (statvfs, access), for :meth:`wait_writable` and for a pipeline that holds dealing after
+        :class:`JournalUnavailable`; the write itself is what finally tells."""
+        d = self._path.absolute().parent
+        try:
+            st = os.statvfs(d)
+        except OSError:
+            return "io_error"
+        if st.f_flag & os.ST_RDONLY:
+            return "read_only"
+        if st.f_bavail * st.f_frsize < self.RESERVE_BYTES:
+            return "disk_full"
+        if not os.access(self._path, os.W_OK) or not os.access(d, os.W_OK):
+            return "permission"
+        return None
+
+    def wait_writable(self, timeout: float | None = None, interval: float = 1.0,
+                      stop: Callable[[], bool] | None = None) -> bool:
+        """Block until :meth:`writable` (then write the recall rows a full disk refused) and return
+        True; False after ``timeout`` s or when ``stop()`` says so. For a thread; a loop polls
+        :meth:`writable` instead (or runs this in ``asyncio.to_thread``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.writable() is None:
+                try:
+                    self.flush_pending()
+                    return True
+                except JournalUnavailable:
+                    pass  # statvfs said yes, SQLite no: wait on
+            if stop is not None and stop():
+                return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(interval if deadline is None else max(0.0, min(interval, deadline - time.monotonic())))
+
+    @property
+    def pending_recall(self) -> int:
+        """Recall rows refused by a full disk, not yet written."""
+        return len(self._pending_recall)
+
+    def flush_pending(self) -> int:
+        """Write the recall rows a full disk refused; returns how many (raises JournalUnavailable
+        if it is still full)."""
+        if not self._pending_recall:
+            return 0
+        with self._lock:
+            rows = list(self._pending_recall.values())
+            self._write_recall(rows)
+            n = len(rows)
+            self._pending_recall.clear()
+        return n
 
     def _set_meta(self, items: Mapping[str, str]) -> None:
         with self._lock:
@@ -618,7 +809,8 @@ class Journal:
         """
         return self._verify(full=full)
 
-    def _verify(self, *, full: bool, integrity: bool = True, on_record: OnRecord | None = None) -> Report:
+    def _verify(self, *, full: bool, integrity: bool = True, on_record: OnRecord | None = None,
+                recall: bool = True) -> Report:
         self._db()
         head = read_head(self._path, self.journal_id)  # before the snapshot: it is included
         try:
@@ -634,7 +826,7 @@ class Journal:
         try:
             return verify_connection(
                 conn, path=str(self._path), journal_id=self.journal_id, full=full,
-                integrity=integrity, on_record=on_record, head=head,
+                integrity=integrity, on_record=on_record, head=head, recall=recall,
             )  # fmt: skip
         except sqlite3.Error as exc:  # only errors of the surroundings come out (locks, permissions)
             raise JournalError(f"{self._path}: cannot verify the journal: {exc}") from None
@@ -648,37 +840,72 @@ class Journal:
     ) -> None:
         """Record (or replace) a coup's result, written by the daemon after processing it.
 
-        ``result_json`` is JSON text, or a mapping that is stored as canonical JSON.
+        ``result_json`` is JSON text, or a mapping that is stored as canonical JSON. ``seq`` is the
+        row's anchor, the event that closed the coup (default: the last event journaled); the row
+        carries :func:`~shoe_daemon.journal.chain.recall_checksum` over itself and that event's
+        chain value, so it cannot be edited unseen (reads and verification check it).
 
         Derived data: the events are the truth. If the table is lost (a recovered journal, an
         older file), the daemon recomputes the coups by replaying and calls :meth:`rebuild_coups`.
+        A full disk raises :class:`JournalFull` and keeps the row: it is written with the next
+        recall row or by :meth:`wait_writable` / :meth:`flush_pending`.
         """
         if self._readonly:
             raise JournalReadOnly(f"{self._path}: journal opened read-only")
-        result_json = _result_text(result_json)
+        row = (coup_id, int(shoe), int(coup), _result_text(result_json), seq, time.time())
         with self._lock:
-            conn = self._db()
-            # Derived data: its commit is not fsynced (WAL, synchronous NORMAL: safe against a crash of
-            # the process, and the next event's full commit syncs the WAL and so this row with it). A
-            # power cut may lose the last rows: start-up replays the current shoe and writes again any
-            # that is missing. At full speed a coup's own fsync cost as much as its events' commits.
-            relax = self._synchronous != "normal"
-            if relax:
-                conn.execute("PRAGMA synchronous = NORMAL")
+            self._pending_recall.pop(coup_id, None)
+            rows = [*self._pending_recall.values(), row]
             try:
-                conn.execute(
-                    "INSERT INTO coups(coup_id, shoe, coup, result, seq, recorded) VALUES (?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(coup_id) DO UPDATE SET shoe = excluded.shoe, coup = excluded.coup, "
-                    "result = excluded.result, seq = excluded.seq, recorded = excluded.recorded",
-                    (coup_id, int(shoe), int(coup), result_json, seq, time.time()),
-                )
-            finally:
-                if relax:
+                self._write_recall(rows)
+            except JournalUnavailable:
+                self._pending_recall[coup_id] = row
+                raise
+            self._pending_recall.clear()
+
+    def _write_recall(self, rows: list[tuple], *, replace_all: bool = False) -> None:
+        conn = self._db()
+        # Derived data: its commit is not fsynced (WAL, synchronous NORMAL: safe against a crash of
+        # the process, and the next event's full commit syncs the WAL and so this row with it). A
+        # power cut may lose the last rows: start-up replays the current shoe and writes again any
+        # that is missing. At full speed a coup's own fsync cost as much as its events' commits.
+        relax = self._synchronous != "normal"
+        if relax:
+            conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+                if replace_all:
+                    conn.execute("DELETE FROM coups")
+                for coup_id, shoe, coup, result, seq, recorded in rows:
+                    anchor_seq = last if seq is None else int(seq)
+                    checksum = recall_checksum(self._anchor(conn, anchor_seq), anchor_seq, coup_id, shoe, coup,
+                                               result, recorded)
+                    conn.execute(
+                        "INSERT INTO coups(coup_id, shoe, coup, result, seq, recorded, checksum) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(coup_id) DO UPDATE SET shoe = excluded.shoe, "
+                        "coup = excluded.coup, result = excluded.result, seq = excluded.seq, "
+                        "recorded = excluded.recorded, checksum = excluded.checksum",
+                        (coup_id, shoe, coup, result, anchor_seq, recorded, checksum),
+                    )
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                typed = unavailable_error(exc, self._path, "cannot record a coup")
+                if typed is not None:
+                    raise typed from exc
+                raise
+        finally:
+            if relax:
+                with contextlib.suppress(sqlite3.Error):
                     conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
 
     def rebuild_coups(self, records: Iterable[tuple[Any, ...]]) -> int:
         """Replace the whole coups table in one transaction: ``(coup_id, shoe, coup, result_json[, seq])``
-        rows (``result_json`` text or a mapping, as for :meth:`record_coup`)."""
+        rows (``result_json`` text or a mapping, as for :meth:`record_coup`; ``seq`` the anchor)."""
         if self._readonly:
             raise JournalReadOnly(f"{self._path}: journal opened read-only")
         now = time.time()
@@ -687,36 +914,114 @@ class Journal:
             coup_id, shoe, coup, result, *rest = rec
             rows.append((coup_id, int(shoe), int(coup), _result_text(result), rest[0] if rest else None, now))
         with self._lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute("DELETE FROM coups")
-                conn.executemany(
-                    "INSERT OR REPLACE INTO coups(coup_id, shoe, coup, result, seq, recorded) VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            self._write_recall(rows, replace_all=True)
+            self._pending_recall.clear()
         return len(rows)
 
+    def _recall(self, where: str, args: tuple) -> list[CoupRecord]:
+        """Recall rows, each verified against its checksum and anchor (:class:`RecallCorrupt` if not)."""
+        if self.format < 2:   # a format-1 file opened read-only: nothing to verify against
+            rows = self._rows("SELECT coup_id, shoe, coup, result, seq, recorded FROM coups c " + where, args)
+            return [CoupRecord(*r, verified=False) for r in rows]
+        from shoe_daemon.journal.verify import _text
+
+        out = []
+        for row in self._rows(f"{RECALL_SELECT} {where}", args):
+            coup_id, decoded, why = check_recall_row(row, self.journal_id)
+            if why is not None:
+                shown = coup_id if coup_id is not None else repr(_text(row[0]) or row[0])
+                raise RecallCorrupt(shown, why, path=str(self._path))
+            out.append(CoupRecord(*decoded))
+        return out
+
     def coups(self, last: int = 10, shoe: int | None = None) -> list[CoupRecord]:
-        """The last ``last`` coups (of ``shoe`` if given), oldest first, ordered by (shoe, coup)."""
-        where, args = ("WHERE shoe = ?", (shoe,)) if shoe is not None else ("", ())
-        rows = self._rows(
-            "SELECT coup_id, shoe, coup, result, seq, recorded FROM "
-            f"(SELECT * FROM coups {where} ORDER BY shoe DESC, coup DESC LIMIT ?) ORDER BY shoe, coup",
+        """The last ``last`` coups (of ``shoe`` if given), oldest first, ordered by (shoe, coup).
+        Raises :class:`RecallCorrupt` if one of them fails verification (never serves it)."""
+        inner = "WHERE shoe = ?" if shoe is not None else ""
+        args = (shoe,) if shoe is not None else ()
+        return self._recall(
+            f"WHERE c.rowid IN (SELECT rowid FROM coups {inner} ORDER BY shoe DESC, coup DESC LIMIT ?) "
+            "ORDER BY c.shoe, c.coup",
             (*args, max(0, last)),
         )
-        return [CoupRecord(*r) for r in rows]
 
     def coup(self, coup_id: str) -> CoupRecord | None:
-        rows = self._rows(
-            "SELECT coup_id, shoe, coup, result, seq, recorded FROM coups WHERE coup_id = ?", (coup_id,)
-        )
-        return CoupRecord(*rows[0]) if rows else None
+        """One coup's recall row, verified (:class:`RecallCorrupt` if it fails), or None."""
+        rows = self._recall("WHERE c.coup_id = ?", (coup_id,))
+        return rows[0] if rows else None
 
     def coup_count(self) -> int:
         ((n,),) = self._rows("SELECT count(*) FROM coups", ())
         return n
+
+    # ------------------------------------------------------------------ the audit log's anchor
+
+    def audit_records(self) -> list[tuple[int, str]]:
+        """``(n, line hash)`` of every audit line recorded, in order; each row checked against its
+        checksum and anchor (JournalCorrupt ``audit_mismatch`` if one fails). Empty on format 1."""
+        if self.format < 2:
+            return []
+        rows = self._rows(
+            "SELECT a.n, CAST(a.hash AS BLOB), a.seq, CAST(a.checksum AS BLOB), CAST(e.checksum AS BLOB) "
+            "FROM audit a LEFT JOIN events e ON e.seq = a.seq ORDER BY a.n", ())
+        from shoe_daemon.journal.verify import _text
+
+        out = []
+        for n, raw_hash, seq, raw_checksum, raw_anchor in rows:
+            line_hash, checksum = _text(raw_hash), _text(raw_checksum)
+            anchor = self._genesis if seq == 0 else _text(raw_anchor)
+            ok = False
+            if isinstance(n, int) and isinstance(seq, int) and line_hash and checksum and anchor:
+                try:
+                    ok = audit_checksum(anchor, seq, n, line_hash) == checksum
+                except (ValueError, OverflowError):
+                    ok = False
+            if not ok or n != len(out) + 1:
+                raise JournalCorrupt(Reason.AUDIT_MISMATCH,
+                                     f"the journal's record of audit line {n} was altered or removed",
+                                     path=str(self._path))  # fmt: skip
+            out.append((n, line_hash))
+        return out
+
+    def audit_append(self, n: int, line_hash: str) -> None:
+        """Record audit line ``n`` (the next one: n = the count so far + 1) with its SHA-256."""
+        if self._readonly:
+            raise JournalReadOnly(f"{self._path}: journal opened read-only")
+        with self._lock:
+            conn = self._db()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    (count,) = conn.execute("SELECT count(*) FROM audit").fetchone()
+                    if n != count + 1:
+                        raise ValueError(f"audit line {n} out of order: the journal has {count}")
+                    (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+                    conn.execute("INSERT INTO audit(n, hash, seq, checksum) VALUES (?, ?, ?, ?)",
+                                 (n, line_hash, last, audit_checksum(self._anchor(conn, last), last, n, line_hash)))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
+                    raise
+            except (sqlite3.Error, OSError) as exc:
+                raise unavailable_error(exc, self._path, "cannot record an audit line") or exc from None
+
+    @property
+    def audit_base(self) -> int:
+        """Audit lines recorded for earlier audit files (set aside after a failed verification)."""
+        try:
+            return int(self._meta.get("audit_base", "0"))
+        except ValueError:
+            return 0
+
+    def audit_restart(self, note: Mapping[str, Any]) -> None:
+        """The audit file was set aside (``note`` says where and why): the next file's line 1 is
+        recorded after every line recorded so far (meta ``audit_base``, ``audit_set_aside``)."""
+        count = len(self._rows("SELECT n FROM audit", ()))
+        history = json.loads(self._meta.get("audit_set_aside", "[]"))
+        history.append({**note, "lines_recorded": count - self.audit_base, "at": _now_iso()})
+        try:
+            self._set_meta({"audit_base": str(count), "audit_set_aside": json.dumps(history, sort_keys=True)})
+        except (sqlite3.Error, OSError) as exc:
+            raise unavailable_error(exc, self._path, "cannot record the audit restart") or exc from None

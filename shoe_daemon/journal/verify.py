@@ -12,13 +12,14 @@ plus a few O(1) checks of the whole table (first seq, highest seq ever written) 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from shoe_daemon.core.events import Event, Kind
-from shoe_daemon.journal.chain import genesis, link
+from shoe_daemon.journal.chain import genesis, link, recall_checksum
 from shoe_daemon.journal.errors import JournalCorrupt, Reason
 
 NEW_SHOE = Kind.NEW_SHOE.value
@@ -56,6 +57,7 @@ class Report:
     seq: int | None = None
     detail: str | None = None
     last_good_seq: int | None = None
+    recall_rows: int | None = None      # recall (coups) rows verified; None: not checked (format 1)
 
     def error(self) -> JournalCorrupt | None:
         if self.ok:
@@ -74,9 +76,11 @@ class Report:
         kind = "full" if self.full else "quick"
         if self.ok:
             span = f"seq {self.first_seq}..{self.last_seq}" if self.records else "no records"
+            recall = ("recall not verifiable (journal format 1: opened read-only, not migrated)"
+                      if self.recall_rows is None else f"{self.recall_rows} recall record(s) verified")
             return (
                 f"journal OK ({kind}): {self.path}: {self.records} record(s) verified ({span}), "
-                f"highest seq {self.highest_seq}, {self.seconds:.3f} s"
+                f"highest seq {self.highest_seq}, {recall}, {self.seconds:.3f} s"
             )
         err = self.error()
         assert err is not None
@@ -97,6 +101,65 @@ def classify_db_error(exc: sqlite3.Error) -> Reason:
     if "not a database" in text or "file is encrypted" in text:
         return Reason.NOT_A_DATABASE
     return Reason.SQLITE_INTEGRITY
+
+
+# A recall row as read for verification: every text column as bytes (a row damaged into invalid
+# UTF-8 is a failed verification, not a decoding error), and the chain value of its anchor.
+RECALL_SELECT = (
+    "SELECT CAST(c.coup_id AS BLOB), c.shoe, c.coup, CAST(c.result AS BLOB), c.seq, c.recorded, "
+    "CAST(c.checksum AS BLOB), CAST(e.checksum AS BLOB) FROM coups c LEFT JOIN events e ON e.seq = c.seq"
+)
+
+
+def _text(value: object) -> str | None:
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return value if isinstance(value, str) else None
+
+
+def check_recall_row(row: tuple, journal_id: str) -> tuple[str | None, tuple | None, str | None]:
+    """Verify one row of :data:`RECALL_SELECT`: ``(coup_id, decoded row, problem)``.
+
+    The decoded row is ``(coup_id, shoe, coup, result_json, seq, recorded)`` when it verifies
+    (problem None); else problem is a sentence and the row is None. ``coup_id`` is the stored id
+    when it is readable, for the message."""
+    raw_id, shoe, coup, raw_result, seq, recorded, raw_checksum, raw_anchor = row
+    coup_id = _text(raw_id)
+    if coup_id is None:
+        return None, None, "the coup id is not valid UTF-8 text"
+    result = _text(raw_result)
+    if result is None:
+        return coup_id, None, "the result is not valid UTF-8 text"
+    if not (isinstance(shoe, int) and isinstance(coup, int) and isinstance(seq, int)):
+        return coup_id, None, "shoe, coup and seq must be integers"
+    if isinstance(recorded, int):
+        recorded = float(recorded)
+    if not isinstance(recorded, float):
+        return coup_id, None, "recorded is not a number"
+    checksum = _text(raw_checksum)
+    if checksum is None:
+        return coup_id, None, "the row has no checksum"
+    if seq == 0:
+        anchor = genesis(journal_id)
+    else:
+        anchor = _text(raw_anchor)
+        if anchor is None:
+            return coup_id, None, f"its anchor, event seq {seq}, is not in the journal"
+    try:
+        expected = recall_checksum(anchor, seq, coup_id, shoe, coup, result, recorded)
+    except (ValueError, OverflowError):
+        return coup_id, None, "its anchor's chain value is not a checksum"
+    if checksum != expected:
+        return coup_id, None, (f"the stored checksum does not match the row and the chain value of event seq {seq}: "
+                               "the row was altered")
+    try:
+        json.loads(result)
+    except ValueError:
+        return coup_id, None, "the result is not JSON"
+    return coup_id, (coup_id, shoe, coup, result, seq, recorded), None
 
 
 class _Walk:
@@ -190,6 +253,7 @@ def verify_connection(
     integrity: bool = True,
     on_record: OnRecord | None = None,
     head: tuple[int, str] | None = None,
+    recall: bool = True,
 ) -> Report:
     """Verify the journal behind ``conn``; ``head`` is the witness (seq, checksum) of the last
     acknowledged append, read *before* this call (so the snapshot taken here includes it)."""
@@ -198,6 +262,7 @@ def verify_connection(
     highest = 0
     walk: _Walk | None = None
     problem: Problem | None = None
+    recall_rows: int | None = None
 
     def report() -> Report:
         p = problem
@@ -215,6 +280,7 @@ def verify_connection(
             seq=p.seq if p else None,
             detail=p.detail if p else None,
             last_good_seq=p.last_good_seq if p else None,
+            recall_rows=recall_rows,
         )
 
     try:
@@ -301,6 +367,20 @@ def verify_connection(
                         "the record differs from the one acknowledged (head witness): the journal was rewritten",
                         head[0] - 1 if full else None,
                     )
+            if problem is None and walk is not None and recall:
+                (version,) = conn.execute("PRAGMA user_version").fetchone()
+                if version >= 2:
+                    # Recall rows anchored in the walked range (quick: the current shoe; full: all).
+                    recall_rows = 0
+                    cur = conn.execute(f"{RECALL_SELECT} WHERE c.seq IS NULL OR c.seq >= ? ORDER BY c.rowid",
+                                       (0 if full else start,))
+                    for row in cur:
+                        coup_id, _decoded, why = check_recall_row(row, journal_id)
+                        if why is not None:
+                            problem = Problem(Reason.RECALL_MISMATCH, None, f"coup {coup_id}: {why}", walk.last_good)
+                            break
+                        recall_rows += 1
+                    cur.close()
             if problem is None and integrity:
                 pragma = "integrity_check" if full else "quick_check"
                 rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}(5)").fetchall()]

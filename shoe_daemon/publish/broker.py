@@ -2,8 +2,15 @@
 
 With no ``[mqtt] host`` the daemon starts this broker on 127.0.0.1 and publishes to
 it. It is amqtt (pure Python, asyncio) run in its own thread with its own event
-loop, so it does not depend on the caller's loop. Anonymous access is allowed, and
-therefore only on a loopback address.
+loop, so it does not depend on the caller's loop. Loopback only.
+
+Access: one *writer* (user ``shoe-daemon``, with a random password made per start and
+handed to the daemon's publisher by :meth:`EmbeddedBroker.client_config`) may publish
+under the protected topics (``protected``, default every topic; the daemon passes
+``<prefix>/#``). Anyone else — displays, anonymous or not — reads only: their PUBLISH
+there is dropped, and a CONNECT whose Last Will would land there is refused (amqtt
+sends wills without a topic check). A wrong writer password is refused. Displays need
+no credentials (the browser display connects anonymously over websockets).
 
 Limits (docs/mqtt.md): amqtt speaks MQTT 3.1.1 only, so clients of the embedded
 broker (the publisher included: use :meth:`EmbeddedBroker.client_config`) must use
@@ -14,14 +21,87 @@ Mosquitto.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import ipaddress
 import logging
+import secrets
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger("shoe_daemon.broker")
 
 PROTOCOL = "3.1.1"   # what amqtt speaks
+WRITER = "shoe-daemon"
+
+
+def topic_matches(topic: str, pattern: str) -> bool:
+    """MQTT filter matching (``+`` one level, ``#`` the rest, the parent level included)."""
+    t, p = topic.split("/"), pattern.split("/")
+    for i, part in enumerate(p):
+        if part == "#":
+            return True
+        if i >= len(t) or (part != "+" and part != t[i]):
+            return False
+    return len(t) == len(p)
+
+
+def _plugins():
+    """The writer-only ACL as amqtt plugins (imported with amqtt, in the broker's thread)."""
+    from amqtt.contexts import Action
+    from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
+
+    class TableAuth(BaseAuthPlugin):
+        @dataclass
+        class Config:
+            writer: str = WRITER
+            password: str = ""
+            protected: list[str] = field(default_factory=lambda: ["#"])
+
+        async def authenticate(self, *, session) -> bool:
+            cfg = self.context.config
+            if session.username == cfg.writer:
+                return hmac.compare_digest((session.password or "").encode(), cfg.password.encode())
+            if session.username:
+                return False       # the writer is the only user: a display connects without one
+            will = session.will_topic if session.will_flag else None
+            if will is not None and any(topic_matches(will, p) for p in cfg.protected):
+                return False       # a Last Will is published without a topic check: not there
+            return True
+
+    class TableAcl(BaseTopicPlugin):
+        @dataclass
+        class Config:
+            writer: str = WRITER
+            protected: list[str] = field(default_factory=lambda: ["#"])
+
+        async def topic_filtering(self, *, session=None, topic=None, action=None) -> bool:
+            if action != Action.PUBLISH:
+                return True        # everyone reads
+            cfg = self.context.config
+            writer = session is not None and session.username == cfg.writer
+            return writer or not any(topic_matches(topic or "", p) for p in cfg.protected)
+
+    return TableAuth, TableAcl
+
+
+_AUTH, _ACL = None, None
+
+
+def _plugin_classes():
+    global _AUTH, _ACL
+    if _AUTH is None:
+        _AUTH, _ACL = _plugins()
+    return _AUTH, _ACL
+
+
+def __getattr__(name: str):
+    # amqtt loads plugins by dotted name: shoe_daemon.publish.broker.TableAuth / .TableAcl
+    if name == "TableAuth":
+        return _plugin_classes()[0]
+    if name == "TableAcl":
+        return _plugin_classes()[1]
+    raise AttributeError(name)
 
 
 def _is_loopback(host: str) -> bool:
@@ -59,15 +139,19 @@ class EmbeddedBroker:
 
     protocol = PROTOCOL
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 1883, ws_port: int | None = None) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 1883, ws_port: int | None = None, *,
+                 protected: str | list[str] = "#", password: str | None = None) -> None:
         if not _is_loopback(host):
             raise ValueError(
-                f"the embedded broker allows anonymous access and binds to loopback only, not {host!r};"
+                f"the embedded broker allows anonymous readers and binds to loopback only, not {host!r};"
                 " use Mosquitto with credentials for a network-facing broker"
             )
         self.host = host
         self.port = port
         self.ws_port = ws_port
+        self.protected = [protected] if isinstance(protected, str) else list(protected)
+        # The writer's password: random per start, never written anywhere.
+        self.password = password if password is not None else secrets.token_urlsafe(24)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._broker: Any = None
@@ -82,13 +166,23 @@ class EmbeddedBroker:
         return {
             "listeners": listeners,
             "timeout_disconnect_delay": 0,
-            # Only anonymous auth: no $SYS, no packet logging (amqtt's defaults add them).
-            "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+            # The writer-only ACL; no $SYS, no packet logging (amqtt's defaults add them).
+            "plugins": {
+                "shoe_daemon.publish.broker.TableAuth": {"writer": WRITER, "password": self.password,
+                                                         "protected": self.protected},
+                "shoe_daemon.publish.broker.TableAcl": {"writer": WRITER, "protected": self.protected},
+            },
         }
 
+    @property
+    def credentials(self) -> tuple[str, str]:
+        """(username, password) of the writer."""
+        return WRITER, self.password
+
     def client_config(self, config):
-        """``config`` (an MqttConfig) pointed at this broker, in the protocol it speaks."""
-        return config.model_copy(update={"host": self.host, "port": self.port, "protocol": self.protocol})
+        """``config`` (an MqttConfig) pointed at this broker, in the protocol it speaks, as the writer."""
+        return config.model_copy(update={"host": self.host, "port": self.port, "protocol": self.protocol,
+                                         "username": WRITER, "password": self.password})
 
     def start(self, timeout: float = 10.0) -> None:
         """Start listening; returns once the listeners accept, raises if they cannot bind."""

@@ -135,6 +135,8 @@ def test_environment_overrides_file_including_nested_limits(tmp_path):
 def test_token_files(tmp_path):
     (tmp_path / "t1").write_text("token-one\n")
     (tmp_path / "t2").write_text("token-two")
+    for name in ("t1", "t2"):
+        (tmp_path / name).chmod(0o600)   # token files are refused unless only their owner may read them
     toml = f"""
 [[api.tokens]]
 user = "d1"
@@ -245,6 +247,8 @@ def test_token_file_errors(tmp_path):
     (tmp_path / "empty").write_text("\n")
     (tmp_path / "a").write_text("dup")
     (tmp_path / "b").write_text("dup\n")
+    for name in ("empty", "a", "b"):
+        (tmp_path / name).chmod(0o600)
     base = "[[api.tokens]]\nuser = 'a'\nrole = 'dealer'\n"
     err = error(tmp_path, base + f"token_file = '{tmp_path / 'empty'}'")
     assert str(err).startswith("config error: api.tokens[0].token_file:") and "must not be empty" in str(err)
@@ -287,6 +291,7 @@ def test_bad_toml_gives_file_and_line(tmp_path):
 
 def test_redacted_masks_secrets(tmp_path):
     (tmp_path / "t").write_text("file-token-value")
+    (tmp_path / "t").chmod(0o600)
     cfg = load(
         tmp_path,
         f"[[api.tokens]]\nuser = 'a'\nrole = 'dealer'\ntoken_file = '{tmp_path / 't'}'\n"

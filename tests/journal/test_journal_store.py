@@ -87,7 +87,7 @@ def test_file_layout_chain_and_meta(tmp_path):
     with Journal.open(path) as j:
         j.append_many(events)
         jid = j.journal_id
-        assert j.meta["format"] == "1" and j.created
+        assert j.meta["format"] == "2" and j.created
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
@@ -167,6 +167,7 @@ def test_events_since_and_limit_and_last(tmp_path):
 def test_coup_recall(tmp_path):
     path = tmp_path / "j.sqlite3"
     with Journal.open(path) as j:
+        j.append_many([card(i) for i in range(240)])      # the events the rows are anchored at
         for shoe in (1, 2):
             for coup in range(1, 31):
                 result = {"winner": "banco" if coup % 2 else "punto", "coup": coup, "shoe": shoe}

@@ -54,6 +54,7 @@ def test_paho_311_connects_mqtt5_is_refused(embedded):
 
 def test_retained_and_last_will(embedded):
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="dying", protocol=mqtt.MQTTv311)
+    client.username_pw_set(*embedded.credentials)          # only the writer publishes (and wills)
     client.will_set("t/status", "offline", qos=1, retain=True)
     client.connect("127.0.0.1", embedded.port)
     client.loop_start()
@@ -80,6 +81,7 @@ def test_retained_messages_only_for_the_sessions_own_subscriptions(embedded):
     with Subscriber(embedded.port, "a/#", protocol="3.1.1"):
         with Subscriber(embedded.port, "b/#", protocol="3.1.1") as other:
             pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="p", protocol=mqtt.MQTTv311)
+            pub.username_pw_set(*embedded.credentials)
             pub.connect("127.0.0.1", embedded.port)
             pub.loop_start()
             pub.publish("a/x", "A", qos=1, retain=True).wait_for_publish(5)
@@ -125,3 +127,61 @@ def test_loopback_only_and_a_busy_port_is_an_error():
     b.start()
     b.stop()
     b.stop()
+
+
+def probe(port: int, *, username=None, password=None, will=None, publish=()) -> str:
+    """Connect (as ``username`` or anonymously, with a Last Will on ``will``), publish retained
+    messages, then vanish without DISCONNECT; the CONNECT's result."""
+    done = threading.Event()
+    result: list[str] = []
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"probe-{username}-{will}", protocol=mqtt.MQTTv311)
+    if username is not None:
+        client.username_pw_set(username, password)
+    if will is not None:
+        client.will_set(will, '{"state":"offline","forged":true}', qos=1, retain=True)
+    client.on_connect = lambda c, u, f, rc, p: (result.append(str(rc)), done.set())
+    client.connect_async("127.0.0.1", port)
+    client.loop_start()
+    try:
+        done.wait(5)
+        for topic in publish:
+            if result == ["Success"]:
+                client.publish(topic, '{"winner":"forged"}', qos=1, retain=True).wait_for_publish(5)
+    finally:
+        client.loop_stop()
+        client.socket() and client.socket().close()
+    return result[0] if result else "no answer"
+
+
+def test_only_the_writer_publishes_a_display_only_reads(embedded):
+    """The issue: any local process could publish a retained forged coup/result or status=offline
+    under the table's prefix. Now: anonymous (a display) reads; its publishes are dropped, its Last
+    Will there is refused; a wrong writer password is refused; the writer's messages go through."""
+    user, password = embedded.credentials
+    with Subscriber(embedded.port, "baccarat/T1/#", protocol="3.1.1") as display:   # reading: anonymous
+        assert probe(embedded.port, publish=["baccarat/T1/coup/result"]) == "Success"
+        assert probe(embedded.port, will="baccarat/T1/status") != "Success"
+        assert probe(embedded.port, username=user, password="wrong",
+                     publish=["baccarat/T1/coup/result"]) != "Success"
+        assert probe(embedded.port, username="display", password="x") != "Success"
+        assert probe(embedded.port, username=user, password=password, publish=["baccarat/T1/coup/card"]) == "Success"
+        display.wait_for(lambda ms: any(m.topic == "baccarat/T1/coup/card" for m in ms))
+        time.sleep(0.5)                       # the forged ones would have arrived by now
+        assert {m.topic for m in display.snapshot()} == {"baccarat/T1/coup/card"}
+    with Subscriber(embedded.port, "baccarat/T1/#", protocol="3.1.1") as late:   # nothing forged retained
+        late.wait_for(lambda ms: len(ms) >= 1)
+        time.sleep(0.3)
+        assert [m.topic for m in late.snapshot()] == ["baccarat/T1/coup/card"]
+
+
+def test_a_protected_prefix_leaves_other_topics_open():
+    broker = EmbeddedBroker(port=free_port(), protected="baccarat/T1/#")
+    broker.start()
+    try:
+        with Subscriber(broker.port, "#", protocol="3.1.1") as sub:
+            probe(broker.port, publish=["baccarat/T1/status", "elsewhere/x"])
+            sub.wait_for(lambda ms: any(m.topic == "elsewhere/x" for m in ms))
+            time.sleep(0.3)
+            assert [m.topic for m in sub.snapshot()] == ["elsewhere/x"]
+    finally:
+        broker.stop()

@@ -106,6 +106,14 @@ def test_unit_says_what_the_issue_asks():
     assert one("Service.Restart") == "on-failure"
     assert one("Service.WatchdogSec")
     assert set(one("Service.RestartPreventExitStatus").split()) == {"2", "3"}
+    # Exit 4 (journal unavailable) is restarted, but never in a tight loop: the daemon held its
+    # start for START_WAIT s first, so starts stay under StartLimitBurst= per StartLimitIntervalSec=.
+    from shoe_daemon import service
+
+    assert service.EXIT_JOURNAL_UNAVAILABLE == 4 and "4" not in one("Service.RestartPreventExitStatus").split()
+    per_start = service.START_WAIT + float(one("Service.RestartSec").removesuffix("s"))
+    window = 60 * float(one("Unit.StartLimitIntervalSec").removesuffix("min"))
+    assert window / per_start < int(one("Unit.StartLimitBurst")), "a journal outage would end in a failed unit"
     assert one("Service.StateDirectory") == "shoe-daemon"
     assert one("Service.ConfigurationDirectory") == "shoe-daemon"
     assert one("Service.User") == "shoe-daemon"

@@ -1,0 +1,97 @@
+"""The daemon's start on a read-only or full journal file system: held, said, retried, resumed.
+
+A real daemon (tests/api/harness.py: emulated shoe on a pty, real Mosquitto, the API) whose
+journal lives on a tmpfs the test mounts. Before, a read-only file system gave an ``OSError``
+traceback and a full one a traceback and exit 1 (systemd restarted it every 3 s).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import httpx
+import pytest
+
+from shoe_daemon import service
+from tests.api.harness import Stack
+
+from .fs import fill, remount, tmpfs
+
+
+def wait_log(caplog, text: str, timeout: float = 15.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for record in caplog.records:
+            if text in record.getMessage():
+                return record.getMessage()
+        time.sleep(0.05)
+    raise AssertionError(f"no log line with {text!r}: {caplog.text[-2000:]}")
+
+
+def api_down(stack: Stack) -> bool:
+    try:
+        stack.http.get("/healthz", timeout=0.5)
+    except httpx.TransportError:
+        return True
+    return False
+
+
+def launch(stack: Stack) -> None:
+    stack.shoe.start()
+    stack._thread.start()
+
+
+@pytest.mark.parametrize("trouble", ["read_only", "disk_full"])
+def test_start_is_held_until_the_journal_can_be_written_then_resumes(tmp_path, caplog, trouble):
+    caplog.set_level(logging.INFO, logger="shoe_daemon")
+    with tmpfs(tmp_path / "fs", "8m") as fs:
+        stack = Stack(fs)                               # config written; the journal not yet
+        filler = None
+        try:
+            if trouble == "read_only":
+                remount(fs, readonly=True)
+            else:
+                filler = fill(fs)
+            launch(stack)
+            message = wait_log(caplog, f"journal unavailable ({trouble})")
+            assert "dealing held" in message and "retrying" in message
+            time.sleep(0.5)
+            assert stack.rc is None and api_down(stack)   # nothing started, no crash, no exit
+            assert "Traceback" not in caplog.text
+            if trouble == "read_only":
+                remount(fs, readonly=False)
+            else:
+                filler.unlink()
+            stack.wait(lambda: stack.get("/readyz").status_code == 200, 20, "the daemon to start by itself")
+            wait_log(caplog, "the journal is writable again")
+            stack.deal("9H", "2C", "KS", "3D")
+            coups = stack.get("/coups").json()["coups"]
+            assert coups and coups[-1]["winner"] == "punto"
+            if trouble == "disk_full":            # full again while running: not ready, and why
+                filler = fill(fs)
+                r = stack.get("/readyz")
+                assert r.status_code == 503 and "journal: cannot be written (disk full)" in " ".join(r.json()["reasons"])
+                assert stack.get("/status").json()["journal"]["writable"] == "disk_full"
+                filler.unlink()
+                assert stack.get("/readyz").status_code == 200
+        finally:
+            if trouble == "read_only":
+                remount(fs, readonly=False)
+            stack.stop()
+
+
+def test_still_unavailable_after_the_wait_is_exit_status_4(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(service, "START_WAIT", 1.0)
+    monkeypatch.setattr(service, "START_RETRY", 0.2)
+    with tmpfs(tmp_path / "fs", "8m") as fs:
+        stack = Stack(fs)
+        try:
+            remount(fs, readonly=True)
+            launch(stack)
+            stack._thread.join(15)
+            assert stack.rc == service.EXIT_JOURNAL_UNAVAILABLE == 4
+            assert "exiting with status 4" in caplog.text and "Traceback" not in caplog.text
+        finally:
+            remount(fs, readonly=False)
+            stack.stop()
