@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 
 from shoe_daemon import __version__
-from shoe_daemon.core.events import Event
-from shoe_daemon.core.outputs import Publish, RecordCoup, SetLights, canonical_json
+from shoe_daemon.core.events import Event, Kind
+from shoe_daemon.core.outputs import Lights, Publish, RecordCoup, SetLights, canonical_json
 from shoe_daemon.sdnotify import Notifier
 
 log = logging.getLogger("shoe_daemon")
@@ -26,6 +26,7 @@ EXIT_JOURNAL_CORRUPT = 3
 EXIT_JOURNAL_UNAVAILABLE = 4   # read-only or full file system at start: systemd restarts it, not in a loop
 START_WAIT = 60.0        # s a start waits for a writable journal (retrying) before it exits with 4
 START_RETRY = 2.0        # s between those tries
+JOURNAL_RETRY = 1.0      # s between looks at a journal that refused a write while dealing
 BATCH_MAX = 256          # events journaled in one transaction (group commit)
 WATCHDOG_STALL = 10.0    # s without progress from the reader before pings stop
 RESUME_SCAN = 200        # journaled events searched for the shoe link's resume point
@@ -188,28 +189,75 @@ class Daemon:
 
     def _publisher_alert(self, kind: str, evidence: dict) -> None:
         # Called from paho's thread: becomes an ordinary journaled event.
-        from shoe_daemon.core.events import Kind
-
         event = Event(self.clock(), Kind.FAULT, "mqtt", {"code": kind, **evidence})
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, [event])
 
-    def process(self, batch: list[Event]) -> None:
-        waiters = [self._waiters.pop(id(event), (None, None))[1] for event in batch] if self._waiters else None
+    def process(self, batch: list[Event]) -> list[Event]:
+        """Feed a batch through the pipeline; returns the events the journal refused (empty when
+        all went through): not handled, not published, to be fed again once it takes writes. A
+        person's write among them fails at once (the API answers 503) and is not fed again."""
+        from shoe_daemon.core.errors import NotJournaled
+
+        waiters = {id(e): self._waiters.pop(id(e))[1] for e in batch if id(e) in self._waiters} if self._waiters else {}
+        pending: list[Event] = []
         try:
             handled = self.pipeline.feed(batch)
-        except Exception as exc:
-            for future in waiters or ():
-                if future is not None and not future.done():
-                    future.set_exception(exc)
-            raise
-        if waiters:
-            for future, item in zip(waiters, handled, strict=True):
-                if future is not None and not future.done():
-                    future.set_result((item.seq, item.event, item.outputs))
-        self.events_processed += len(batch)
+        except NotJournaled as refused:
+            handled, pending, cause = refused.handled, refused.pending, refused.__cause__
+            if not _journal_unavailable(cause):
+                for future in waiters.values():
+                    if not future.done():
+                        future.set_exception(cause)
+                raise cause from None
+            kept = []
+            for event in pending:
+                future = waiters.pop(id(event), None)
+                if future is None:
+                    kept.append(event)
+                elif not future.done():
+                    future.set_exception(cause)
+            pending = kept
+        for original, item in zip(batch, handled, strict=False):
+            future = waiters.get(id(original))
+            if future is not None and not future.done():
+                future.set_result((item.seq, item.event, item.outputs))
+        self.events_processed += len(handled)
         if not self.ready.is_set() and self.source is not None and self.source.connected:
             self._set_ready()
+        return pending
+
+    async def _hold_for_journal(self, pending: list[Event], stop: asyncio.Event) -> None:
+        """The journal's file system refused a write while dealing (full, read-only, I/O error):
+        hold the dealing (nothing is handled or published, the queue keeps what arrives), light the
+        shoe's stop, say why, and go on by itself once the journal takes writes again, the held
+        events first and an alert saying what happened."""
+        since = self.clock()
+        cause = self.journal.writable() or "io_error"
+        log.error("journal unavailable (%s) while dealing: dealing held, %d event(s) waiting; "
+                  "resuming by itself once the journal can be written", cause, len(pending))
+        self.notifier.status(f"journal unavailable ({cause}): dealing held")
+        if self.source is not None:
+            self.source.set_lights(Lights.ERROR)
+        while not stop.is_set():
+            if self.journal.writable() is None:
+                self.journal.flush_pending()
+                alert = Event(self.clock(), Kind.FAULT, "journal", {
+                    "code": "journal_unavailable", "severity": "warning", "cause": cause, "since": since,
+                    "held": len(pending), "text": f"the journal could not be written ({cause.replace('_', ' ')}) "
+                    f"for {self.clock() - since:.1f} s: dealing was held, no event lost"})
+                pending = self.process([alert, *pending])
+                if not pending:
+                    log.warning("the journal is writable again: dealing resumed")
+                    self.notifier.status(f"dealing: table {self.config.table.id}")
+                    if self.source is not None:
+                        self.source.set_lights(self.table.lights)   # the core's, as before the hold
+                    return
+            try:
+                await asyncio.wait_for(stop.wait(), JOURNAL_RETRY)
+            except TimeoutError:
+                pass
+        log.error("stopped while the journal was unavailable: %d event(s) not journaled", len(pending))
 
     def render(self, out) -> None:
         if isinstance(out, Publish):
@@ -223,7 +271,14 @@ class Daemon:
             if self.source is not None:
                 self.source.set_lights(out.state)
         elif isinstance(out, RecordCoup):
-            self.journal.record_coup(out.coup_id, out.shoe, out.coup, out.result)
+            from shoe_daemon.journal import JournalUnavailable
+
+            try:
+                self.journal.record_coup(out.coup_id, out.shoe, out.coup, out.result)
+            except JournalUnavailable as exc:
+                # The journal keeps the row and writes it once the disk takes writes again (the
+                # next append, or the hold that a refused append starts, flushes it).
+                log.warning("recall record of coup %s kept for later: %s", out.coup_id, exc)
 
     def _set_ready(self) -> None:
         self.ready.set()
@@ -299,7 +354,6 @@ class Daemon:
         that fails is moved aside and an error alert is raised (journaled like any fault)."""
         if not self.config.api.enabled:
             return
-        from shoe_daemon.core.events import Kind
         from shoe_daemon.journal import JournalError
         from shoe_daemon.journal.audit import audit_path, check_at_start
 
@@ -354,7 +408,9 @@ class Daemon:
                 batch = getter.result()
                 while len(batch) < BATCH_MAX and not self._queue.empty():
                     batch = batch + self._queue.get_nowait()
-                self.process(batch)
+                pending = self.process(batch)
+                if pending:
+                    await self._hold_for_journal(pending, stop)
         finally:
             self.notifier.stopping("shutting down")
             stopper.cancel()
@@ -393,3 +449,9 @@ class _TimedJournal:
         if self._daemon.metrics is not None:
             self._daemon.metrics.journaled(events, time.perf_counter() - started)
         return seqs
+
+
+def _journal_unavailable(exc: BaseException | None) -> bool:
+    from shoe_daemon.journal import JournalUnavailable
+
+    return isinstance(exc, JournalUnavailable)

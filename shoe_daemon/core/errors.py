@@ -31,6 +31,17 @@ class CoreMisuse(CoreError):
     """A bug in the code around the core: never caught by the core."""
 
 
+class NotJournaled(CoreError):
+    """The journal refused a batch (the journal's exception is ``__cause__``): ``handled`` went
+    through the pipeline before it; ``pending`` (in order, as given) were neither journaled nor
+    handled, so nothing was published for them and they can be fed again."""
+
+    def __init__(self, handled: list, pending: list):
+        self.handled = handled
+        self.pending = pending
+        super().__init__(f"the journal refused {len(pending)} event(s); {len(handled)} went through before")
+
+
 class EventError(CoreMisuse, ValueError):
     """An event whose envelope or data does not fit its kind (raised when it is journaled)."""
 

@@ -16,6 +16,11 @@ table's steps in order by hand.
 A stamp may read state that the events before it change (a new shoe carries the
 alerts active at that point), so such an event starts a batch of its own.
 
+When the journal refuses a batch (a full disk, a read-only file system), nothing of
+it reaches the core: :class:`~shoe_daemon.core.errors.NotJournaled` says which events
+went through before and which are left, in order, to be fed again once the journal
+takes writes (the daemon holds the dealing meanwhile).
+
 The journal is anything with ``append_many(events) -> seqs`` (the daemon's
 SQLite journal, or None where nothing is journaled: the virtual session, tests).
 The pipeline does no I/O of its own and reads no clock.
@@ -27,9 +32,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from shoe_daemon.core.errors import NotJournaled
 from shoe_daemon.core.events import Event
 from shoe_daemon.core.outputs import Outbox, Output
 from shoe_daemon.core.table import Table
+
+
+class _Refused(Exception):
+    """The journal refused a sub-batch (internal: feed() says which events are left)."""
 
 
 class EventLog(Protocol):
@@ -58,12 +68,12 @@ class Pipeline:
         """Stamp, journal, handle and emit a batch of events, in order."""
         batch = list(events)
         done: list[Handled] = []
-        start = 0
-        for i in range(1, len(batch)):
-            if self.table.prepare(batch[i]) is not batch[i]:
-                done += self._feed(batch[start:i])
-                start = i
-        done += self._feed(batch[start:])
+        cuts = [i for i in range(1, len(batch)) if self.table.prepare(batch[i]) is not batch[i]]
+        for start, end in zip([0, *cuts], [*cuts, len(batch)], strict=True):
+            try:
+                done += self._feed(batch[start:end])
+            except _Refused as refused:
+                raise NotJournaled(done, batch[start:]) from refused.__cause__
         return done
 
     def feed_one(self, event: Event) -> list[Output]:
@@ -74,8 +84,13 @@ class Pipeline:
         if not batch:
             return []
         batch = [self.table.prepare(event) for event in batch]
-        seqs: list[int | None] = (self.journal.append_many(batch) if self.journal is not None
-                                  else [None] * len(batch))
+        if self.journal is None:
+            seqs: list[int | None] = [None] * len(batch)
+        else:
+            try:
+                seqs = self.journal.append_many(batch)
+            except Exception as exc:  # re-raised as NotJournaled, with what is left to feed again
+                raise _Refused() from exc
         done = []
         for seq, event in zip(seqs, batch, strict=True):
             outputs = self.table.handle(event, Outbox(self.emit))

@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 
+from shoe_daemon.core.errors import NotJournaled
 from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.core.outputs import Publish
 from shoe_daemon.core.pipeline import Pipeline
@@ -61,9 +62,36 @@ def test_a_journal_that_fails_stops_the_batch_before_the_core_sees_it(tmp_path):
             raise OSError(28, "No space left on device")
 
     pipeline = Pipeline(Table(TableRules(), "t1"), journal=Full())
-    with pytest.raises(OSError):
-        pipeline.feed(shoe_cards("9H"))
+    cards = shoe_cards("9H", "2C")
+    with pytest.raises(NotJournaled) as refused:
+        pipeline.feed(cards)
+    assert isinstance(refused.value.__cause__, OSError)
+    assert refused.value.handled == [] and refused.value.pending == cards
     assert pipeline.table.events == 0 and pipeline.table.engine.snapshot().punto == ()
+
+
+def test_a_refusal_mid_batch_says_what_went_through_and_what_is_left_to_feed_again(tmp_path):
+    class FullAfterFirst(SqliteLog):
+        full = False
+
+        def append_many(self, events):
+            if self.full:
+                raise OSError(28, "No space left on device")
+            self.full = True
+            return super().append_many(events)
+
+    log = FullAfterFirst(tmp_path / "j.sqlite")
+    pipeline = Pipeline(Table(TableRules(), "t1"), journal=log)
+    first = Event(1.0, Kind.TAMPER, "shoe", {"what": "lid_open"})
+    new_shoe = Event(2.0, Kind.NEW_SHOE, "api", {"user": "pit"})   # stamped: a sub-batch of its own
+    later = shoe_cards("9H")
+    with pytest.raises(NotJournaled) as refused:
+        pipeline.feed([first, new_shoe, *later])
+    assert [h.event.kind for h in refused.value.handled] == [Kind.TAMPER]
+    assert refused.value.pending == [new_shoe, *later]         # as given: stamped again when fed again
+    log.full = False
+    again = pipeline.feed(refused.value.pending)
+    assert [h.seq for h in again] == [2, 3] and [e.kind for e in log.events()] == [Kind.TAMPER, Kind.NEW_SHOE, Kind.CARD]
 
 
 def test_the_game_refusing_an_action_is_an_alert_not_an_exception():
