@@ -306,8 +306,9 @@ class Daemon:
         RestartSec, so a start is tried about once a minute, never in a tight loop)."""
         from shoe_daemon.journal import JournalCorrupt, JournalUnavailable, JournalVersionError
 
-        deadline = time.monotonic() + START_WAIT
-        said = None
+        began = time.monotonic()
+        deadline = began + START_WAIT
+        said = cause = None
         while True:
             try:
                 self.open_journal()
@@ -320,7 +321,16 @@ class Daemon:
                 replayed = self.replay()
                 log.info("journal verified; %d events of the current shoe replayed", replayed)
                 if said is not None:
-                    log.warning("the journal is writable again: starting")
+                    held = round(time.monotonic() - began, 1)
+                    log.warning("the journal is writable again after %.1f s: starting", held)
+                    # Nothing could be published while it lasted (nothing is, unless journaled): the
+                    # outage is journaled now, and so shows as an alert (warning: it is over).
+                    from shoe_daemon.events import Kind
+
+                    self.submit([Event(self.clock(), Kind.FAULT, "journal", {
+                        "code": "journal_unavailable", "severity": "warning", "cause": cause,
+                        "text": f"the journal could not be written at start for {held} s ({cause}); "
+                                "dealing was held", "held_s": held})])
                 return None
             except (JournalCorrupt, JournalVersionError) as exc:
                 log.error("%s; refusing to deal. Set the journal aside and start a fresh one with "

@@ -65,6 +65,10 @@ def test_start_is_held_until_the_journal_can_be_written_then_resumes(tmp_path, c
                 filler.unlink()
             stack.wait(lambda: stack.get("/readyz").status_code == 200, 20, "the daemon to start by itself")
             wait_log(caplog, "the journal is writable again")
+            # The outage is journaled once the journal takes writes, and shows as an alert.
+            active = stack.get("/alerts", params={"state": "active"}).json()["active"]
+            held = [a for a in active if a["evidence"].get("code") == "journal_unavailable"]
+            assert held and held[0]["evidence"]["cause"] == trouble and held[0]["severity"] == "warning", active
             stack.deal("9H", "2C", "KS", "3D")
             coups = stack.get("/coups").json()["coups"]
             assert coups and coups[-1]["winner"] == "punto"
