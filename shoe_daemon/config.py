@@ -212,7 +212,8 @@ class ShoeConfig(_Section):
     text_pattern: str = DEFAULT_TEXT_PATTERN
     reconnect_min: float = Field(0.5, gt=0, le=3600)
     reconnect_max: float = Field(30.0, gt=0, le=3600)
-    link_timeout: float = Field(5.0, gt=0, le=3600)
+    # PROTOCOL.md section 10: link down after 3 heartbeat periods (3 x 1.0 s) without a valid frame.
+    link_timeout: float = Field(3.0, gt=0, le=3600)
 
     @field_validator("port")
     @classmethod
