@@ -101,21 +101,25 @@ def test_every_code_gets_the_spec_severity_and_action():
     assert got[-1]["name"] == "VENDOR_FAULT" and got[-1]["severity"] == "warning"
 
 
-def test_events_overwritten_in_the_ring_are_one_lost_error():
+def test_events_overwritten_in_the_ring_are_one_lost_error_and_the_outage_a_fault():
     p = Pair(ring_size=8)
     p.up = False
     for i in range(12):
         p.send(CardDrawn("AS", i + 1, 90))
+    # Card 9 (seq 9) overwrote seq 1: RING_OVERFLOW raised as seq 10; cards 10-12 are seqs 11-13.
     p.up = True
     p.events += p.driver.disconnected(p.t, "unplugged")
     p.connect()
     p.run(1.0)
-    lost = [f for f in p.faults() if f["code"] == "events_lost"]
+    got = p.faults()
+    lost = [f for f in got if f["code"] == "events_lost"]
     assert lost == [{"code": "events_lost", "name": "EVENTS_LOST", "severity": "error", "action": "stop_dealing",
-                     "first_seq": 1, "count": 4, "reason": "not_in_ring", "boot": 0xFA17,
-                     "text": "4 shoe events lost (seqs 1-4): overwritten in the shoe's ring before the host "
+                     "first_seq": 1, "count": 5, "reason": "not_in_ring", "boot": 0xFA17,
+                     "text": "5 shoe events lost (seqs 1-5): overwritten in the shoe's ring before the host "
                              "could fetch them"}]
-    assert [e.data["counter"] for e in p.events if e.kind is Kind.CARD] == list(range(5, 13))
+    overflow = [(f["active"], f["detail"], f["severity"], f["action"]) for f in got if f["code"] == "0x0010"]
+    assert overflow == [(True, 1, "error", "expect_lost"), (False, 5, "info", "expect_lost")]
+    assert [e.data["counter"] for e in p.events if e.kind is Kind.CARD] == list(range(6, 13))
 
 
 def test_resend_gone_is_a_lost_error():
