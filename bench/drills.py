@@ -34,6 +34,7 @@ import json
 import os
 import random
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,7 +78,7 @@ class Row:
 
     @property
     def ok(self) -> bool:
-        return (not self.lost and not self.doubled and not self.wrong and self.dealt > 0
+        return (not self.lost and not self.doubled and not self.wrong and self.dealt > 0 and self.healthz_n > 0
                 and self.published >= self.dealt
                 and self.rss_peak_mb - self.rss_start_mb <= RSS_TARGET_MB and self.healthz_ms <= HEALTHZ_TARGET_MS)
 
@@ -129,21 +130,29 @@ class Monitor:
         self.healthz: list[tuple[float, float]] = []   # (seconds since the probe started, ms)
         self._proc = subprocess.Popen([sys.executable, "-c", PROBE, str(self.pidfile), str(api_port),
                                        str(self.samples_path)])
+        deadline = time.monotonic() + 20
+        while not self.samples_path.exists() and time.monotonic() < deadline:   # the probe is up
+            time.sleep(0.02)
+        self._target: tuple[int, float] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        # Point the probe at the daemon while it is up and settled (1 s after READY=1).
+        # Point the probe at the daemon once it has been up (READY=1) for a second.
         while not self._stop.wait(0.05):
-            d = self.daemon
-            up = d.running and d.ready_at is not None and time.monotonic() - d.ready_at >= 1.0
-            want = str(d.pid) if up else ""
+            target = self._target
+            want = str(target[0]) if target and time.monotonic() - target[1] >= 1.0 else ""
             if self.pidfile.read_text() != want:
                 self.pidfile.write_text(want)
 
+    def resume(self) -> None:
+        """The daemon has just started (READY=1 came): probe it from a second on."""
+        self._target = (self.daemon.pid, time.monotonic())
+
     def pause(self) -> None:
         """Stop probing now (before a kill or a stop: a daemon going away is not a slow probe)."""
+        self._target = None
         self.pidfile.write_text("")
 
     def stop(self) -> None:
@@ -197,6 +206,7 @@ class Rig:
     def start(self) -> Rig:
         self.daemon.start()
         self.monitor = Monitor(self.daemon, self.api_port, self.workdir)
+        self.monitor.resume()
         return self
 
     def finish(self) -> None:
@@ -216,14 +226,19 @@ class Rig:
 
     # -- counting ------------------------------------------------------------------------------
     def stream(self) -> list[tuple[str, dict]]:
-        first: dict[int, tuple[str, dict]] = {}
+        """What the display got, in arrival order, each message once: a redelivery of the same
+        message (same seq, same bytes: QoS 1, a broker restart) is dropped; anything else counts."""
+        seen: set[tuple[int, bytes]] = set()
+        out = []
         for m in self.sub.snapshot():
             if m.retain or not m.topic.startswith(PREFIX + "/"):
                 continue
             body = json.loads(m.payload)
-            if "seq" in body and body["seq"] not in first:
-                first[body["seq"]] = (m.topic[len(PREFIX) + 1:], body)
-        return [first[s] for s in sorted(first)]
+            key = (body.get("seq", -1), bytes(m.payload))
+            if key not in seen:
+                seen.add(key)
+                out.append((m.topic[len(PREFIX) + 1:], body))
+        return out
 
     def count(self, row: Row, dealt: list, truth: dict | None, by_code: bool = False) -> None:
         """Fill ``row``; ``dealt`` is (counter, card) per card, or card codes with ``by_code`` (a text
@@ -260,14 +275,14 @@ class Rig:
                 print("   slowest /healthz (s, ms):", sorted(self.monitor.healthz, key=lambda x: -x[1])[:8],
                       flush=True)
 
-    def wait_mid_coup(self, after_seq: int, timeout: float = 30.0) -> int:
-        """Wait for a card message after ``after_seq`` that leaves its coup open; its seq."""
+    def wait_mid_coup(self, after: int, timeout: float = 30.0) -> int:
+        """Wait for a card message, arrived after the first ``after`` messages, that leaves its coup
+        open; returns how many messages had arrived then (the next call's ``after``)."""
         def mid(msgs):
-            for m in reversed(msgs):
-                if m.topic == f"{PREFIX}/coup/card" and not m.retain:
-                    body = json.loads(m.payload)
-                    if body["seq"] > after_seq and body.get("next_side"):
-                        return body["seq"]
+            for i in range(len(msgs) - 1, after - 1, -1):
+                m = msgs[i]
+                if m.topic == f"{PREFIX}/coup/card" and not m.retain and json.loads(m.payload).get("next_side"):
+                    return len(msgs)
             return None
         return self.sub.wait_for(mid, timeout=timeout)
 
@@ -292,14 +307,20 @@ def drill_sigkill(tmp: Path, times: int = 10) -> Row:
     rig = Rig(tmp, shoe_port=shoe.link).start()
     try:
         shoe.start()
-        seq = 0
+        seq = kills = 0
         for _ in range(times):
-            seq = rig.wait_mid_coup(seq)
+            try:
+                seq = rig.wait_mid_coup(seq)
+            except TimeoutError:
+                break   # the shoe ran out before every kill: the row says how many there were
             rig.monitor.pause()
             time.sleep(0.1)
             rig.daemon.kill()
+            kills += 1
             time.sleep(0.3)
             rig.daemon.start()
+            rig.monitor.resume()
+        row.note = f"{kills} kills, shoe {'finished' if shoe.simulator.done else 'still dealing'}"
         shoe.wait(120)
         rig.wait_results(len({(d.shoe, d.coup) for d in shoe.dealt if d.coup}), 30)
         rig.finish()
@@ -504,6 +525,7 @@ def table(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> list[Row]:
     names = (sys.argv[1:] if argv is None and __name__ == "__main__" else argv) or list(DRILLS)
     rows = []
+    keep = bool(os.environ.get("BENCH_DIR"))
     base = Path(os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="drills-"))
     for name in names:
         tmp = base / name
@@ -517,6 +539,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
         rows.append(row)
         print(f"  {name}: done in {row.seconds:.0f} s", flush=True)
     print(table(rows), flush=True)
+    if not keep:
+        shutil.rmtree(base, ignore_errors=True)
     return rows
 
 
