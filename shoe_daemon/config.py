@@ -122,7 +122,7 @@ class MqttConfig(_Section):
     @classmethod
     def _prefix(cls, v: str | None) -> str | None:
         # The daemon publishes under the prefix: a wildcard or a NUL makes every publish invalid,
-        # "$" topics are the broker's own, and an empty level at either end gives "a//b" topics.
+        # "$" topics are the broker's own, and a leading "/" is refused by the publisher.
         if v is None:
             return v
         if not v:
@@ -132,8 +132,8 @@ class MqttConfig(_Section):
             raise ValueError(f"must not contain the MQTT wildcard or NUL {bad[0]!r} (got {v!r})")
         if v.startswith("$"):
             raise ValueError(f"must not start with '$' (topics the broker reserves) (got {v!r})")
-        if v.startswith("/") or v.endswith("/"):
-            raise ValueError(f"must not start or end with '/' (got {v!r})")
+        if v.startswith("/"):
+            raise ValueError(f"must not start with '/' (got {v!r})")   # a trailing '/' is dropped
         return v
 
 

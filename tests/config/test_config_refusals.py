@@ -19,16 +19,16 @@ def error(tmp_path, toml: str) -> ConfigError:
     return info.value
 
 
-@pytest.mark.parametrize("prefix", ["baccarat/#", "baccarat/+/x", "+", "#", "$SYS/x", "a/", "/a", ""])
-def test_mqtt_prefix_with_a_wildcard_or_an_empty_level_is_refused(tmp_path, prefix):
+@pytest.mark.parametrize("prefix", ["baccarat/#", "baccarat/+/x", "+", "#", "$SYS/x", "/a", ""])
+def test_mqtt_prefix_with_a_wildcard_or_a_leading_slash_is_refused(tmp_path, prefix):
     e = error(tmp_path, f'[mqtt]\nprefix = "{prefix}"\n')
     assert e.key == "mqtt.prefix", str(e)
 
 
 def test_a_plain_prefix_is_fine(tmp_path):
     path = tmp_path / "c.toml"
-    path.write_text('[mqtt]\nprefix = "casino/floor-2/table 7"\n')
-    assert load_config(path, {}).mqtt.prefix == "casino/floor-2/table 7"
+    path.write_text('[mqtt]\nprefix = "casino/floor-2/table 7/"\n')
+    assert load_config(path, {}).mqtt.prefix == "casino/floor-2/table 7/"   # the publisher drops the '/'
 
 
 @pytest.mark.parametrize("value", ["1e23", "1e22", "10000001", "1e7"])
