@@ -47,6 +47,7 @@ from firmware_protocol.messages import (
     ClockSyncReply,
     CutCard,
     Fault,
+    FaultCode,
     Heartbeat,
     HostHello,
     Lights,
@@ -623,8 +624,11 @@ class ShoeConnection:
         host_timeout: float = LINK_TIMEOUT_BEATS * KEEPALIVE_INTERVAL,
         first_seq: int = 1,
         clock_start_ms: int = 0,
+        ring_overflow_fault: bool = True,
     ):
         self.identity = identity or ShoeIdentity()
+        self.ring_overflow_fault = ring_overflow_fault   # raise/clear FAULT RING_OVERFLOW (section 9.1)
+        self._outage_lost = 0                            # events overwritten unacked in this outage
         self.boot_id = boot_id % (1 << 32)
         self.ring_size = ring_size
         self.heartbeat_interval = heartbeat_interval
@@ -729,11 +733,17 @@ class ShoeConnection:
         if is_sequenced(message.TYPE):
             self.last_seq = (self.last_seq + 1) % SEQ_MOD
             stamped = dataclasses.replace(message, seq=self.last_seq, time_ms=self.time_ms(now), flags=0)
-            if len(self._ring) == self._ring.maxlen and seq_diff(self._ring[0].seq, self.last_acked) > 0:
-                self.counters.overwritten_unacked += 1
+            overwrote = len(self._ring) == self._ring.maxlen and seq_diff(self._ring[0].seq, self.last_acked) > 0
             self._ring.append(stamped)
             self._track(stamped)
-            return OutFrame("event", self._wire(stamped, now), stamped)
+            frame = OutFrame("event", self._wire(stamped, now), stamped)
+            if overwrote:
+                self.counters.overwritten_unacked += 1
+                self._outage_lost += 1
+                if self._outage_lost == 1 and self.ring_overflow_fault:
+                    # PROTOCOL.md 9.1: one RING_OVERFLOW per outage, after the event that overwrote.
+                    self._out.append(self.send_frame(Fault(FaultCode.RING_OVERFLOW, True, 1), now))
+            return frame
         stamped = dataclasses.replace(message, seq=self.last_seq, time_ms=self.time_ms(now), flags=0)
         return OutFrame("control", self._wire(stamped, now), stamped)
 
@@ -811,6 +821,12 @@ class ShoeConnection:
             # Only move forward, and never past what was sent.
             if 0 < seq_diff(msg.ack_seq, self.last_acked) <= seq_diff(self.last_seq, self.last_acked):
                 self.last_acked = msg.ack_seq
+                if self._outage_lost and self.unacked < self.ring_size:
+                    # The host is back and has room again: the outage ends, with what it cost
+                    # (the clear itself overwrites nothing unacknowledged).
+                    lost, self._outage_lost = self._outage_lost, 0
+                    if self.ring_overflow_fault:
+                        self._out.append(self.send_frame(Fault(FaultCode.RING_OVERFLOW, False, min(lost, 0xFFFF)), now))
         elif isinstance(msg, ResendRequest):
             self._resend(msg.first_seq, msg.count, now)
         elif isinstance(msg, SetLights):

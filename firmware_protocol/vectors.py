@@ -98,6 +98,11 @@ def _frames() -> list[tuple[str, str, object]]:
         ("heartbeat", "", Heartbeat(86_400, 4_000_123, 12, 3, Lights.BANCO,
                                     int(ShoeFlags.SHOE_PRESENT | ShoeFlags.HOST_LINK | ShoeFlags.CLOCK_SYNCED), 2,
                                     seq=1234, time_ms=86_400_500)),
+        ("heartbeat_status_reserved_bit", "status is a plain integer in JSON; reserved bit 7 set is ignored, not an error",
+         Heartbeat(60, 10, 0, 0, Lights.OFF, 0x80 | int(ShoeFlags.SHOE_PRESENT | ShoeFlags.HOST_LINK), 0,
+                   seq=10, time_ms=60_000)),
+        ("shoe_hello_version_2", "any version >= 1 decodes; a host that does not speak it reports unsupported_version",
+         ShoeHello(2, 0x0BADF00D, 0, 64, 0, 1000, 3, 0, 0, 0, "ACME DS-9", "SN-2", seq=0, time_ms=5)),
         ("status", "", Status(int(ShoeFlags.SHOE_PRESENT | ShoeFlags.CUT_CARD_SEEN), Lights.COUP_COMPLETE, 401, 400, 0,
                               1230, 64, seq=2001, time_ms=3_600_100)),
         ("clock_sync_reply", "", ClockSyncReply(1_764_460_800_123, 4_000_000_000, seq=5, time_ms=4_000_000_002)),
@@ -129,6 +134,13 @@ def _flip_raw_bit(raw: bytes, index: int, bit: int) -> bytes:
     b = bytearray(raw)
     b[index] ^= 1 << bit
     return bytes(b)
+
+
+def _patched(raw: bytes, offset: int, value: int) -> bytes:
+    """``raw`` with one byte changed and the CRC made good again (a well-formed frame, bad field)."""
+    body = bytearray(raw[:-4])
+    body[offset] = value
+    return bytes(body) + struct.pack("<I", crc32(bytes(body)))
 
 
 def _err(kind: str) -> dict:
@@ -206,6 +218,19 @@ def _streams() -> list[dict]:
         ("bad_field_lights", "lights 5", _wire(_raw(0x83, b"\x05\x00")), [_err("BAD_FIELD")]),
         ("bad_field_resend_count", "RESEND_REQUEST count 0", _wire(_raw(0x82, b"\x01\x00\x00")), [_err("BAD_FIELD")]),
         ("bad_field_fault_code", "FAULT code 0", _wire(_raw(0x08, b"\x00\x00\x01\x00\x00")), [_err("BAD_FIELD")]),
+        ("bad_field_fault_active_2", "FAULT active must be 0 or 1", _wire(_raw(0x08, b"\x03\x00\x02\x00\x00")),
+         [_err("BAD_FIELD")]),
+        ("bad_field_blink_2", "SET_LIGHTS blink must be 0 or 1", _wire(_raw(0x83, b"\x01\x02")), [_err("BAD_FIELD")]),
+        ("bad_field_hello_version_zero", "SHOE_HELLO version 0", _wire(_patched(encode_raw(HELLO), 8, 0)),
+         [_err("BAD_FIELD")]),
+        ("bad_field_hello_ring_count", "SHOE_HELLO ring_count 65 > ring_size 64",
+         _wire(_patched(encode_raw(HELLO), 16, 65)), [_err("BAD_FIELD")]),
+        ("bad_field_hello_ring_size_zero", "SHOE_HELLO ring_size 0 (ring_count 0)",
+         _wire(_patched(_patched(encode_raw(HELLO), 16, 0), 15, 0)), [_err("BAD_FIELD")]),
+        ("bad_field_host_hello_versions", "HOST_HELLO max_version 1 < min_version 2",
+         _wire(_raw(0x80, b"\x02\x01")), [_err("BAD_FIELD")]),
+        ("bad_field_host_hello_min_zero", "HOST_HELLO min_version 0", _wire(_raw(0x80, b"\x00\x01")),
+         [_err("BAD_FIELD")]),
         ("bad_field_hello_model", "SHOE_HELLO model with a byte after its NUL padding",
          _wire(encode_raw(HELLO)[:8 + 18 + 12] + b"X" + encode_raw(HELLO)[8 + 18 + 13:-4]
                + struct.pack("<I", crc32(encode_raw(HELLO)[:8 + 18 + 12] + b"X" + encode_raw(HELLO)[8 + 18 + 13:-4]))),

@@ -93,6 +93,9 @@ class _UnknownKey(_KeyedError):
 # --------------------------------------------------------------------------- [mqtt]
 
 
+QUEUE_MAX_LIMIT = 1_000_000   # messages; about 1 GB of memory at the largest message size
+
+
 class MqttConfig(_Section):
     """[mqtt] — where and how the daemon publishes.
 
@@ -111,10 +114,36 @@ class MqttConfig(_Section):
     tls_key: str | None = None               # client key (PEM)
     tls_insecure: bool = False               # skip host name check (never in production)
     keepalive: int = Field(30, ge=5, le=3600)
-    queue_max: int = Field(10000, ge=10)     # messages held while the broker is away
+    queue_max: int = Field(10000, ge=10, le=QUEUE_MAX_LIMIT)  # messages held while the broker is away
     queue_full: Literal["drop_oldest", "drop_newest"] = "drop_oldest"
     embedded_port: int = Field(1883, ge=1, le=65535)
     embedded_ws_port: int | None = None      # websockets listener of the embedded broker
+
+    @field_validator("queue_max", mode="before")
+    @classmethod
+    def _queue_bound(cls, v: Any) -> Any:
+        # Before int parsing: 1e23 would otherwise fail as "not an integer", not as too large.
+        if isinstance(v, int | float) and not isinstance(v, bool) and v > QUEUE_MAX_LIMIT:
+            raise ValueError(f"must be at most {QUEUE_MAX_LIMIT} (got {v})")
+        return v
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, v: str | None) -> str | None:
+        # The daemon publishes under the prefix: a wildcard or a NUL makes every publish invalid,
+        # "$" topics are the broker's own, and a leading "/" is refused by the publisher.
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("must not be empty (leave it out for the default baccarat/<table id>)")
+        bad = [c for c in ("#", "+", "\0") if c in v]
+        if bad:
+            raise ValueError(f"must not contain the MQTT wildcard or NUL {bad[0]!r} (got {v!r})")
+        if v.startswith("$"):
+            raise ValueError(f"must not start with '$' (topics the broker reserves) (got {v!r})")
+        if v.startswith("/"):
+            raise ValueError(f"must not start with '/' (got {v!r})")   # a trailing '/' is dropped
+        return v
 
 
 # --------------------------------------------------------------------------- [table]
@@ -332,10 +361,13 @@ class ShoeConfig(_Section):
 # --------------------------------------------------------------------------- [journal]
 
 
+DEFAULT_JOURNAL = "/var/lib/shoe-daemon/journal.sqlite3"
+
+
 class JournalConfig(_Section):
     """[journal] — the event journal (SQLite)."""
 
-    path: str = "/var/lib/shoe-daemon/journal.sqlite3"
+    path: str = DEFAULT_JOURNAL
     synchronous: Literal["full", "normal"] = "full"
 
     @field_validator("path")
@@ -343,6 +375,8 @@ class JournalConfig(_Section):
     def _path(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("must not be empty")
+        if v.endswith(("/", "/.", "/..")) or v in (".", "..") or os.path.isdir(v):
+            raise ValueError(f"is a directory: give the journal file's path, e.g. {DEFAULT_JOURNAL} (got {v!r})")
         return v
 
 

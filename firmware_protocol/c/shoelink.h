@@ -26,9 +26,10 @@
  *     static sl_decoder dec;           // sl_decoder_init(&dec) once
  *     sl_msg in;
  *     int r = sl_decoder_feed(&dec, byte, &in);
- *     if (r == SL_OK_MESSAGE) handle(&in);
- *     else if (r < 0) rx_errors++;     // SL_ERR_*: the frame was dropped
- *     // r == SL_OK_NONE: nothing complete yet
+ *     if (r == SL_OK_MESSAGE && in.type >= 0x80u) handle(&in);   // a host->shoe command
+ *     else if (r != SL_OK_NONE) rx_errors++;  // SL_ERR_* (checks 2-8) or WRONG_DIRECTION:
+ *                                             // the count HEARTBEAT reports (PROTOCOL.md 6)
+ *     // r == SL_OK_NONE: nothing complete yet (empty frames are not errors)
  *
  * Return codes: SL_OK_NONE (0), SL_OK_MESSAGE (1), or a negative SL_ERR_*.
  * Multi-byte fields are little-endian on the wire; the structs hold host values.

@@ -339,15 +339,18 @@ class Table:
         if self.alerts.has_key(key):
             self.alerts.repeat(out, key, event.t, times=p.count)
             return
-        what = f"{p.name.replace('_', ' ').lower()} ({p.code})" if p.name else f"{p.code}"
         text = p.text or p.reason
-        self._raise(out, event, FAULT, severity, f"{event.source} fault {what}" + (f": {text}" if text else ""),
-                    dict(event.data), key=key if severity != "info" else None)
+        if p.name:  # a named fault (PROTOCOL.md 7.2): its text says what it is
+            message = f"{event.source} fault: {text}" if text else \
+                f"{event.source} fault {p.name.replace('_', ' ').lower()} ({p.code})"
+        else:
+            message = f"{event.source} fault {p.code}" + (f": {text}" if text else "")
+        self._raise(out, event, FAULT, severity, message, dict(event.data), key=key if severity != "info" else None)
         if severity in ("error", "critical") and event.source == "shoe":
             # A fault of the card reader that stops the dealing (a jam, a dead sensor, events lost
             # on the link): the error policy applies as for a dealing error; with "hold" nothing
             # settles until a supervisor resolves it.
-            self._render(self.engine.hold(f"{event.source} fault {what}", t=event.t), event, out, {})
+            self._render(self.engine.hold(message, t=event.t), event, out, {})
 
     def _on_broker(self, event: Event, out: Outbox, severity: str) -> None:
         """The broker connection is a link like the shoe's: its loss stays active (one at a time)

@@ -6,6 +6,15 @@ timeouts); this turns what it delivers into daemon Events. Card events carry
 the shoe's session (``boot``) and the link sequence number (``lseq``), so a
 restarted daemon resumes the link exactly after the last event it journaled:
 nothing the shoe sent is lost, nothing is dealt twice.
+
+Faults carry what the host must do about them (firmware_protocol/faults.py, the
+spec's table): a FAULT event has ``code`` ("0x0003"), ``name`` ("CARD_JAM"),
+``severity``, ``action`` ("stop_dealing", "camera_verify", "expect_lost",
+"alert", "none"), ``text`` ("card jam (0x0003)"), ``active`` and ``detail``; a
+clear from the shoe has ``active: false``, ``cleared: true`` and severity
+"info". Events the link could not recover are one distinct fault,
+``events_lost`` (severity error, action stop_dealing), whatever the reason
+(``gone`` = RESEND_GONE, ``not_in_ring``, ``retries``, ``shoe_restarted``).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from pydantic import Field
 
 from firmware_protocol.codec import DecodeError
 from firmware_protocol.connection import EventsLost, HostConnection, LinkDown, LinkUp
+from firmware_protocol.faults import describe
 from firmware_protocol.messages import (
     ButtonPressed,
     CardDrawn,
@@ -58,7 +68,39 @@ def resume_point(events) -> tuple[int, int] | None:
 class ProtocolSettings(DriverSettings):
     """[shoe] keys of the protocol driver."""
 
-    link_timeout: float = Field(5.0, gt=0, le=3600)   # seconds of silence before the link is down
+    # PROTOCOL.md section 10: link down after 3 heartbeat periods (3 x 1.0 s) without a valid frame.
+    link_timeout: float = Field(3.0, gt=0, le=3600)
+
+
+LOST_WHY = {
+    "gone": "no longer in the shoe's ring (RESEND_GONE)",
+    "not_in_ring": "overwritten in the shoe's ring before the host could fetch them",
+    "retries": "not received after every resend request",
+    "shoe_restarted": "the shoe restarted before sending them",
+}
+
+
+def fault_data(code: int, active: bool, detail: int, link: dict | None = None) -> dict:
+    """The FAULT event's data for a shoe fault (PROTOCOL.md 7.2)."""
+    info = describe(code)
+    data = {"code": f"0x{code:04x}", "name": info.name, "active": active, "detail": detail,
+            "severity": info.severity if active else "info", "action": info.action,
+            "text": info.text(active, detail)}
+    if not active:
+        data["cleared"] = True
+    return {**data, **(link or {})}
+
+
+def lost_data(first_seq: int, count: int, reason: str, boot: int | None) -> dict:
+    """The FAULT event's data for events the link could not recover (EventsLost)."""
+    last = (first_seq + count - 1) % 65536
+    seqs = f"seq {first_seq}" if count == 1 else f"seqs {first_seq}-{last}"
+    text = f"{count} shoe event{'s' if count != 1 else ''} lost ({seqs}): {LOST_WHY.get(reason, reason)}"
+    data = {"code": "events_lost", "name": "EVENTS_LOST", "severity": "error", "action": "stop_dealing",
+            "first_seq": first_seq, "count": count, "reason": reason, "text": text}
+    if boot is not None:
+        data["boot"] = boot
+    return data
 
 
 class ProtocolDriver(ShoeDriver):
@@ -124,8 +166,7 @@ class ProtocolDriver(ShoeDriver):
         if isinstance(item, ButtonPressed):
             return Event(now, Kind.BUTTON, src, {"button": item.button.name.lower(), **link})
         if isinstance(item, Fault):
-            return Event(now, Kind.FAULT, src, {"code": f"0x{item.code:04x}", "active": item.active,
-                                                "detail": item.detail, **link})
+            return Event(now, Kind.FAULT, src, fault_data(item.code, item.active, item.detail, link))
         if isinstance(item, LinkUp):
             info = item.info
             return Event(now, Kind.LINK_UP, src, {
@@ -137,9 +178,8 @@ class ProtocolDriver(ShoeDriver):
             return Event(now, Kind.LINK_DOWN, src, {"reason": item.reason})
         if isinstance(item, EventsLost):
             # Cards among them must come from the camera or a person: an error, not a warning.
-            return Event(now, Kind.FAULT, src, {"code": "events_lost", "severity": "error",
-                                                "first_seq": item.first_seq, "count": item.count,
-                                                "reason": item.reason})
+            return Event(now, Kind.FAULT, src, lost_data(item.first_seq, item.count, item.reason,
+                                                         self.conn.boot_id))
         if isinstance(item, DecodeError) and item.seq is not None:
             # A sequenced event with a good CRC that we cannot interpret: say so, do not guess.
             return Event(now, Kind.FAULT, src, {"code": "undecodable_event", "severity": "error",

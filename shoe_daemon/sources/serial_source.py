@@ -2,14 +2,23 @@
 
 pyserial is blocking, so one thread reads the port; everything it learns goes
 out through ``on_events`` (the service hands them to the asyncio loop). On an
-unplug or I/O error it reports link down, retries with doubling back-off, and
-on reconnect lets the driver re-handshake (the protocol driver then asks the
-shoe to resend whatever was missed).
+unplug or I/O error it reports link down and reopens the port, and on reconnect
+lets the driver re-handshake (the protocol driver then asks the shoe to resend
+whatever was missed).
+
+Reopening: a shoe keeps dealing into its ring while unplugged, and the ring is
+finite (64 events, about a minute of play), so every second the host stays away
+after the port is back can cost a card. While a device path is absent the
+source watches it (a stat every 20 ms) and opens it the moment it exists again;
+the doubling back-off (``reconnect_min`` .. ``reconnect_max``) only paces
+retries of a port that exists but will not open (busy, permissions) and of
+pyserial URLs, and even then a new device behind the name is tried at once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -24,6 +33,7 @@ log = logging.getLogger(__name__)
 
 TICK = 0.1          # driver timers run at least this often
 READ_TIMEOUT = 0.02
+WATCH = 0.02        # how often an absent port's path is looked at
 
 
 def open_port(settings) -> serial.SerialBase:
@@ -40,6 +50,18 @@ def open_port(settings) -> serial.SerialBase:
         # Exclusive access (flock + TIOCEXCL) only exists for real device nodes.
         kwargs["exclusive"] = getattr(settings, "exclusive", True)
     return serial.serial_for_url(settings.port, **kwargs)
+
+
+def port_identity(path: str) -> tuple[int, int, int] | None:
+    """Which device a path names now (its device number and inode), None when absent.
+    pyserial URLs have no path: None."""
+    if "://" in path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_rdev, st.st_dev, st.st_ino)
 
 
 class SerialSource:
@@ -94,9 +116,13 @@ class SerialSource:
         while not self._stop.is_set():
             self.last_progress = time.monotonic()
             if self.port is None:
+                seen = port_identity(self.settings.port)
                 if not self._try_open():
-                    self._wait(backoff)
-                    backoff = min(backoff * 2, self.settings.reconnect_max)
+                    if seen is None and "://" not in self.settings.port:
+                        self._wait_until_present()   # absent: no back-off, open when it is back
+                    else:
+                        self._wait(backoff, seen)
+                        backoff = min(backoff * 2, self.settings.reconnect_max)
                     continue
                 backoff = self.settings.reconnect_min
             try:
@@ -114,15 +140,25 @@ class SerialSource:
                 next_tick = now + TICK
                 self._emit(*self.driver.tick(now))
 
-    def _wait(self, seconds: float) -> None:
+    def _wait(self, seconds: float, seen: tuple[int, int, int] | None = None) -> None:
         """Sleep out a back-off in short steps: a waiting reader is still making progress
-        (the watchdog must not restart a daemon whose shoe is merely unplugged)."""
+        (the watchdog must not restart a daemon whose shoe is merely unplugged). A device
+        path that now names another device than when the open failed ends the wait."""
         deadline = time.monotonic() + seconds
+        watch = "://" not in self.settings.port
         while not self._stop.is_set():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
-            self._stop.wait(min(remaining, TICK))
+            self._stop.wait(min(remaining, WATCH if watch else TICK))
+            self.last_progress = time.monotonic()
+            if watch and port_identity(self.settings.port) not in (seen, None):
+                return
+
+    def _wait_until_present(self) -> None:
+        """Watch an absent device path and return as soon as it exists (or on stop)."""
+        while not self._stop.is_set() and port_identity(self.settings.port) is None:
+            self._stop.wait(WATCH)
             self.last_progress = time.monotonic()
 
     def _try_open(self) -> bool:

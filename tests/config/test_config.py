@@ -374,7 +374,7 @@ def test_built_in_driver_settings_reach_the_driver(tmp_path):
     cfg = load(tmp_path, "[shoe]\ndriver = 'text'\ntext_pattern = 'CARD (?P<card>\\w+)'\nlink_timeout = 7\n")
     assert cfg.shoe.driver_settings.text_pattern == r"CARD (?P<card>\w+)"
     assert cfg.shoe.link_timeout == 7.0 and isinstance(cfg.shoe.link_timeout, float)
-    assert load(tmp_path, "").shoe.driver_settings.link_timeout == 5.0
+    assert load(tmp_path, "").shoe.driver_settings.link_timeout == 3.0
     events, _ = get_driver("text")(cfg.shoe.driver_settings).feed(b"CARD QH\n", 1.0)
     assert [e.data["card"] for e in events] == ["QH"]
 

@@ -94,3 +94,18 @@ def test_a_replay_from_a_later_shoe_republishes_the_sources_as_the_live_run_publ
     mine, theirs = restored.table.last_payload("sources"), live.table.last_payload("sources")
     assert mine["seq"] == theirs["seq"] and mine == theirs
     assert mine["sources"]["shoe"]["shoe"] == "inserted"
+
+
+def test_the_protocol_drivers_card_jam_and_its_clear_hold_and_clear_through_the_core():
+    from shoe_daemon.sources.protocol_driver import fault_data
+
+    p = Pipeline(Table(TableRules(on_error="hold"), "t1"))
+    p.feed(cards(1.0, "2S", "3S"))
+    outs = p.feed_one(Event(3.0, Kind.FAULT, "shoe", fault_data(0x0003, True, 0)))
+    [alert] = raised(outs)
+    assert alert["message"] == "shoe fault: card jam (0x0003)" and alert["severity"] == "error"
+    assert SetLights("error") in outs and p.table.engine.snapshot().held
+    outs = p.feed_one(Event(4.0, Kind.FAULT, "shoe", fault_data(0x0003, False, 0)))
+    assert raised(outs) == [] and p.table.active_alerts == {}
+    # The jam is cleared, but the coup stays held until a supervisor has looked.
+    assert p.table.engine.snapshot().held

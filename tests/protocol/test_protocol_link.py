@@ -25,6 +25,8 @@ from firmware_protocol.connection import (
 )
 from firmware_protocol.messages import (
     CardDrawn,
+    Fault,
+    FaultCode,
     Heartbeat,
     HostHello,
     Lights,
@@ -219,16 +221,20 @@ def test_ring_overflow_is_reported_as_lost():
     h.run(0.1)
     h.unplug()
     sent = [h.send(card(i)) for i in range(20)]
-    assert h.shoe.counters.overwritten_unacked == 12
+    # Card 9 overwrote seq 1: the outage starts and FAULT RING_OVERFLOW takes seq 10 (section 9.1).
+    assert h.shoe.counters.overwritten_unacked == 13
     h.plug()
     h.run(0.3)
-    assert h.of(EventsLost) == [EventsLost(1, 12, "not_in_ring")]
+    assert h.of(EventsLost) == [EventsLost(1, 13, "not_in_ring")]
     assert strip(h.cards()) == sent[12:]
+    # The raise was overwritten too; the clear, sent when the host's ACK ended the outage, arrives.
+    faults = h.of(Fault)
+    assert [(f.code, f.active, f.detail) for f in faults] == [(FaultCode.RING_OVERFLOW, False, 13)]
     assert h.host.in_sync
 
 
 def test_resend_of_a_frame_no_longer_held_is_gone():
-    shoe = ShoeConnection(now=0.0, boot_id=1, ring_size=4)
+    shoe = ShoeConnection(now=0.0, boot_id=1, ring_size=4, ring_overflow_fault=False)
     for i in range(10):
         shoe.send(card(i), 0.0)
     shoe.receive_data(encode_frame(ResendRequest(3, 5)), 0.1)

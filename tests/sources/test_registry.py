@@ -107,4 +107,4 @@ def test_every_driver_resumes_and_the_default_is_a_no_op():
     assert protocol.conn is before
     protocol.resume([Event(1.0, Kind.CARD, "shoe", {"card": "9H", "boot": 7, "lseq": 41})])
     assert protocol.conn is not before and protocol.conn.boot_id == 7 and protocol.conn.last_seq == 41
-    assert protocol.conn.configured_link_timeout == 5.0             # the settings' default carried over
+    assert protocol.conn.configured_link_timeout == 3.0             # the settings' default carried over

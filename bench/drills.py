@@ -1,0 +1,549 @@
+"""Fault drills on real parts: the daemon as a subprocess, Mosquitto, emulated shoes on ptys.
+
+    .venv/bin/python -m bench drills             # every drill (a few minutes)
+    .venv/bin/python -m bench.drills sigkill flapping   # some of them
+
+Each drill deals real cards through a misbehaving world and then counts, against the ground truth
+(the emulator's or this process's own list of cards dealt):
+
+- dealt / journaled / published: cards dealt by the shoe, card events in the daemon's journal,
+  ``coup/card`` messages a persistent subscriber got (first arrivals);
+- lost: dealt but never published; doubled: published more than once (same shoe counter);
+- wrong: ``coup/result`` messages whose hands, totals or winner differ from the rules' result of
+  the cards dealt;
+- RSS: the daemon's resident memory at its first sample after start and its peak (sampled every
+  50 ms from /proc; a restarted daemon starts a new sample series, the peak is the highest);
+- /healthz: the slowest answer of the HTTP API's liveness probe, polled every 50 ms while the
+  daemon runs (the probe has a 2 s timeout; a miss counts as 2000 ms).
+
+Targets (issue 13): 0 lost, 0 doubled, 0 wrong; RSS never more than 20 MB above its start;
+/healthz always within 100 ms. Not in ``make test``: the drills take minutes.
+
+Drills: ``sigkill`` (10 SIGKILLs mid-coup, restart on the same journal), ``broker`` (10 Mosquitto
+restarts mid-coup), ``unplug`` (10 cable pulls mid-coup), ``flapping`` (a whole 8-deck shoe with
+clustered 1.5 s unplugs at a dealer's pace), ``frames`` (1,000,000 random frames on the protocol
+link around a dealt shoe), ``lines`` (100,000 random lines on a text link around a dealt shoe).
+Not yet: disk full and read-only start (the journal's refusal is being built).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import random
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tty
+from dataclasses import dataclass
+from pathlib import Path
+
+from shoe_daemon.events import Kind
+
+from firmware_protocol.connection import ShoeConnection
+from firmware_protocol.messages import CardDrawn, Message
+from shoe_daemon.emulator import DealerScript, EmulatedShoe, Faults
+from shoe_daemon.emulator.dealer import Disconnect
+from shoe_daemon.journal import Journal
+from tests.e2e.harness import DaemonProcess, NotifySocket, write_config
+from tests.e2e.rules import coups_from_dealt
+from tests.support.mosquitto import MosquittoServer, Subscriber, free_port
+
+PREFIX = "baccarat/e2e"
+RSS_TARGET_MB = 20
+HEALTHZ_TARGET_MS = 100
+
+
+@dataclass
+class Row:
+    name: str
+    dealt: int = 0
+    journaled: int = 0
+    published: int = 0
+    lost: int = 0
+    doubled: int = 0
+    wrong: int = 0
+    rss_start_mb: float = 0.0
+    rss_peak_mb: float = 0.0
+    healthz_ms: float = 0.0
+    healthz_p99: float = 0.0
+    healthz_n: int = 0
+    seconds: float = 0.0
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (not self.lost and not self.doubled and not self.wrong and self.dealt > 0 and self.healthz_n > 0
+                and self.published >= self.dealt
+                and self.rss_peak_mb - self.rss_start_mb <= RSS_TARGET_MB and self.healthz_ms <= HEALTHZ_TARGET_MS)
+
+
+# --------------------------------------------------------------------------- the rig
+
+
+PROBE = r"""
+import http.client, os, sys, time
+pidfile, port, out = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], "w", buffering=1)
+t0 = time.monotonic()
+while True:
+    time.sleep(0.05)
+    try:
+        pid = int(open(pidfile).read() or 0)
+    except (OSError, ValueError):
+        continue
+    if pid == 0:
+        continue
+    try:
+        rss = next(int(l.split()[1]) for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        continue
+    t = time.perf_counter()
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2.0)
+        c.request("GET", "/healthz")
+        ok = c.getresponse().status == 200
+        c.close()
+    except OSError:
+        ok = False
+    ms = (time.perf_counter() - t) * 1000 if ok else 2000.0
+    out.write(f"{time.monotonic() - t0:.3f} {pid} {rss:.1f} {ms:.2f}\n")
+"""
+
+
+class Monitor:
+    """Samples the daemon's RSS and times /healthz every 50 ms, from a separate process (so this
+    process's own work, e.g. writing junk to the line, cannot slow the probe down)."""
+
+    def __init__(self, daemon: DaemonProcess, api_port: int, workdir: Path):
+        self.daemon = daemon
+        self.pidfile = workdir / "probe.pid"
+        self.samples_path = workdir / "probe.txt"
+        self.pidfile.write_text("")
+        self.rss_start: float | None = None
+        self.rss_peak = 0.0
+        self.healthz_max = 0.0
+        self.healthz: list[tuple[float, float]] = []   # (seconds since the probe started, ms)
+        self._proc = subprocess.Popen([sys.executable, "-c", PROBE, str(self.pidfile), str(api_port),
+                                       str(self.samples_path)])
+        deadline = time.monotonic() + 20
+        while not self.samples_path.exists() and time.monotonic() < deadline:   # the probe is up
+            time.sleep(0.02)
+        self._target: tuple[int, float] | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        # Point the probe at the daemon once it has been up (READY=1) for a second.
+        while not self._stop.wait(0.05):
+            target = self._target
+            want = str(target[0]) if target and time.monotonic() - target[1] >= 1.0 else ""
+            if self.pidfile.read_text() != want:
+                self.pidfile.write_text(want)
+
+    def resume(self) -> None:
+        """The daemon has just started (READY=1 came): probe it from a second on."""
+        self._target = (self.daemon.pid, time.monotonic())
+
+    def pause(self) -> None:
+        """Stop probing now (before a kill or a stop: a daemon going away is not a slow probe)."""
+        self._target = None
+        self.pidfile.write_text("")
+
+    def stop(self) -> None:
+        if self._proc.poll() is not None:
+            return
+        self._stop.set()
+        self._thread.join(2)
+        self.pidfile.write_text("")
+        time.sleep(0.1)
+        self._proc.terminate()
+        self._proc.wait(5)
+        first_pid = None
+        for line in self.samples_path.read_text().splitlines():
+            try:
+                t, pid, rss, ms = line.split()
+            except ValueError:
+                continue
+            if first_pid is None:
+                first_pid = pid
+                self.rss_start = float(rss)
+            self.rss_peak = max(self.rss_peak, float(rss))
+            self.healthz.append((float(t), float(ms)))
+            self.healthz_max = max(self.healthz_max, float(ms))
+
+
+class Rig:
+    """Broker, subscriber, daemon and monitor in a temporary directory."""
+
+    def __init__(self, workdir: Path, *, driver: str = "protocol", shoe_port: str, text_pattern: str | None = None):
+        self.workdir = workdir
+        self.broker = MosquittoServer(persistence=True, workdir=workdir / "broker")
+        (workdir / "broker").mkdir()
+        self.broker.start()
+        self.sub = Subscriber(self.broker.port, f"{PREFIX}/#", client_id="drill-display", persistent=True).start()
+        self.journal = workdir / "journal.sqlite3"
+        self.api_port = free_port()
+        cfg = write_config(workdir / "daemon.toml", shoe_port=shoe_port, journal=self.journal,
+                           mqtt_port=self.broker.port, log_level="warning")
+        text = cfg.read_text().replace("[api]\nenabled = false", f'[api]\nenabled = true\nport = {self.api_port}')
+        if driver == "text":
+            text = text.replace('driver = "protocol"', 'driver = "text"')
+            text = text.replace('closing = "auto"', 'closing = "auto"\nburn = "none"')
+        # The shipped back-off: the drills check the daemon as installed.
+        text = text.replace("reconnect_min = 0.05", "reconnect_min = 0.5").replace("reconnect_max = 0.25",
+                                                                                   "reconnect_max = 30.0")
+        cfg.write_text(text)
+        self.notify = NotifySocket()
+        self.daemon = DaemonProcess(cfg, notify=self.notify, workdir=workdir)
+        self.monitor: Monitor | None = None
+
+    def start(self) -> Rig:
+        self.daemon.start()
+        self.monitor = Monitor(self.daemon, self.api_port, self.workdir)
+        self.monitor.resume()
+        return self
+
+    def finish(self) -> None:
+        """Stop sampling, then stop the daemon (a daemon shutting down is not a slow /healthz)."""
+        if self.monitor:
+            self.monitor.stop()
+        self.daemon.stop()
+
+    def close(self) -> None:
+        if self.monitor:
+            self.monitor.stop()
+        with contextlib.suppress(Exception):
+            self.daemon.cleanup()
+        self.sub.stop()
+        self.broker.cleanup()
+        self.notify.close()
+
+    # -- counting ------------------------------------------------------------------------------
+    def stream(self) -> list[tuple[str, dict]]:
+        """What the display got, in arrival order, each message once: a redelivery of the same
+        message (same seq, same bytes: QoS 1, a broker restart) is dropped; anything else counts."""
+        seen: set[tuple[int, bytes]] = set()
+        out = []
+        for m in self.sub.snapshot():
+            if m.retain or not m.topic.startswith(PREFIX + "/"):
+                continue
+            body = json.loads(m.payload)
+            key = (body.get("seq", -1), bytes(m.payload))
+            if key not in seen:
+                seen.add(key)
+                out.append((m.topic[len(PREFIX) + 1:], body))
+        return out
+
+    def count(self, row: Row, dealt: list, truth: dict | None, by_code: bool = False) -> None:
+        """Fill ``row``; ``dealt`` is (counter, card) per card, or card codes with ``by_code`` (a text
+        reader has no counter: its cards are compared in order by code)."""
+        stream = self.stream()
+        published = [b["card"] if by_code else (b["counter"], b["card"]) for s, b in stream if s == "coup/card"]
+        with Journal.open(self.journal, readonly=True) as j:
+            journaled = [e.event.data for e in j.events() if e.event.kind is Kind.CARD]
+        if by_code:   # multisets of codes: a card missing is lost, one extra is doubled
+            row.lost = sum((collections.Counter(dealt) - collections.Counter(published)).values())
+            row.doubled = sum((collections.Counter(published) - collections.Counter(dealt)).values())
+        row.dealt, row.journaled, row.published = len(dealt), len(journaled), len(published)
+        pub = collections.Counter(published)
+        if not by_code:
+            row.lost = sum((collections.Counter(dealt) - pub).values())
+            row.doubled = sum(n - 1 for n in pub.values() if n > 1)
+        if truth is not None:
+            for s, r in stream:
+                if s != "coup/result":
+                    continue
+                exp = truth.get((r["shoe"], r["coup"]))
+                if exp is None or (r["punto"], r["banco"], r["winner"]) != (exp.punto, exp.banco, exp.winner):
+                    row.wrong += 1
+        if self.monitor:
+            self.monitor.stop()
+            row.rss_start_mb = self.monitor.rss_start or 0.0
+            row.rss_peak_mb = self.monitor.rss_peak
+            row.healthz_ms = self.monitor.healthz_max
+            times = sorted(ms for _, ms in self.monitor.healthz)
+            if times:
+                row.healthz_p99 = times[int(0.99 * (len(times) - 1))]
+                row.healthz_n = len(times)
+            if os.environ.get("DRILLS_VERBOSE"):
+                print("   slowest /healthz (s, ms):", sorted(self.monitor.healthz, key=lambda x: -x[1])[:8],
+                      flush=True)
+
+    def wait_mid_coup(self, after: int, timeout: float = 30.0) -> int:
+        """Wait for a card message, arrived after the first ``after`` messages, that leaves its coup
+        open; returns how many messages had arrived then (the next call's ``after``)."""
+        def mid(msgs):
+            for i in range(len(msgs) - 1, after - 1, -1):
+                m = msgs[i]
+                if m.topic == f"{PREFIX}/coup/card" and not m.retain and json.loads(m.payload).get("next_side"):
+                    return len(msgs)
+            return None
+        return self.sub.wait_for(mid, timeout=timeout)
+
+    def wait_results(self, n: int, timeout: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            self.sub.wait_for(lambda msgs: sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result"
+                                               and not m.retain) >= n, timeout=timeout)
+
+
+def dealt_of(shoe) -> list[tuple[int, str]]:
+    return [(d.counter, d.card) for d in shoe.dealt]
+
+
+# --------------------------------------------------------------------------- the drills
+
+
+def drill_sigkill(tmp: Path, times: int = 10) -> Row:
+    row = Row(f"SIGKILL mid-coup x{times}")
+    # A whole shoe at 0.1 s a card (about 45 s): room for ten kill-and-restart cycles of ~3 s.
+    shoe = EmulatedShoe(decks=8, seed=1301, pace=0.1, shoes=1, link=str(tmp / "shoe"))
+    shoe.open()
+    rig = Rig(tmp, shoe_port=shoe.link).start()
+    try:
+        shoe.start()
+        seq = kills = 0
+        for _ in range(times):
+            try:
+                seq = rig.wait_mid_coup(seq)
+            except TimeoutError:
+                break   # the shoe ran out before every kill: the row says how many there were
+            rig.monitor.pause()
+            time.sleep(0.1)
+            rig.daemon.kill()
+            kills += 1
+            time.sleep(0.3)
+            rig.daemon.start()
+            rig.monitor.resume()
+        row.note = f"{kills} kills, shoe {'finished' if shoe.simulator.done else 'still dealing'}"
+        shoe.wait(120)
+        rig.wait_results(len({(d.shoe, d.coup) for d in shoe.dealt if d.coup}), 30)
+        rig.finish()
+        rig.count(row, dealt_of(shoe), coups_from_dealt(shoe.dealt))
+    finally:
+        rig.close()
+        shoe.stop()
+    return row
+
+
+def drill_broker(tmp: Path, times: int = 10) -> Row:
+    row = Row(f"broker restart mid-coup x{times}")
+    shoe = EmulatedShoe(decks=8, seed=1302, pace=0.05, coups=60, shoes=1, link=str(tmp / "shoe"))
+    shoe.open()
+    rig = Rig(tmp, shoe_port=shoe.link).start()
+    try:
+        shoe.start()
+        seq = 0
+        for _ in range(times):
+            seq = rig.wait_mid_coup(seq)
+            rig.broker.restart(down_for=0.5)
+        shoe.wait(120)
+        rig.wait_results(60, 30)
+        rig.finish()
+        rig.count(row, dealt_of(shoe), coups_from_dealt(shoe.dealt))
+    finally:
+        rig.close()
+        shoe.stop()
+    return row
+
+
+def drill_unplug(tmp: Path, times: int = 10) -> Row:
+    row = Row(f"unplug mid-coup x{times}")
+    shoe = EmulatedShoe(decks=8, seed=1303, pace=0.05, coups=60, shoes=1, link=str(tmp / "shoe"))
+    shoe.open()
+    rig = Rig(tmp, shoe_port=shoe.link).start()
+    try:
+        shoe.start()
+        seq = 0
+        for _ in range(times):
+            seq = rig.wait_mid_coup(seq)
+            shoe.simulator.inject(Disconnect(1.0))
+        shoe.wait(120)
+        rig.wait_results(60, 30)
+        rig.finish()
+        rig.count(row, dealt_of(shoe), coups_from_dealt(shoe.dealt))
+        row.note = f"{shoe.disconnects} unplugs"
+    finally:
+        rig.close()
+        shoe.stop()
+    return row
+
+
+def drill_flapping(tmp: Path) -> Row:
+    row = Row("flapping shoe, whole 8-deck shoe")
+    shoe = EmulatedShoe(decks=8, seed=1304, pace=0.12, shoes=1, link=str(tmp / "shoe"),
+                        faults=Faults(disconnect=0.03, disconnect_time=1.5))
+    shoe.open()
+    rig = Rig(tmp, shoe_port=shoe.link).start()
+    try:
+        shoe.start()
+        shoe.wait(300)
+        rig.wait_results(len({(d.shoe, d.coup) for d in shoe.dealt if d.coup}), 30)
+        rig.finish()
+        rig.count(row, dealt_of(shoe), coups_from_dealt(shoe.dealt))
+        row.note = f"{shoe.disconnects} unplugs, {shoe.simulator.conn.counters.overwritten_unacked} overwritten"
+    finally:
+        rig.close()
+        shoe.stop()
+    return row
+
+
+class PtyPeer:
+    """This process at the other end of a pty behind a stable link."""
+
+    def __init__(self, link: Path):
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        os.set_blocking(self.master, False)
+        self.link = str(link)
+        os.symlink(os.ttyname(self.slave), self.link)
+
+    def read(self) -> bytes:
+        try:
+            return os.read(self.master, 65536)
+        except (BlockingIOError, OSError):
+            return b""
+
+    def write(self, data: bytes, service=None) -> None:
+        while data:
+            try:
+                n = os.write(self.master, data)
+            except BlockingIOError:
+                select.select([], [self.master], [], 0.01)
+                if service:
+                    service()
+                continue
+            data = data[n:]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.link)
+        for fd in (self.master, self.slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def drill_frames(tmp: Path, n_frames: int = 1_000_000) -> Row:
+    row = Row(f"{n_frames:,} random frames, protocol link")
+    rng = random.Random(1305)
+    peer = PtyPeer(tmp / "shoe")
+    conn = ShoeConnection(now=time.monotonic(), boot_id=0xD7111)
+    script = DealerScript(decks=8, seed=1305, shoes=1, coups=60)
+    actions = [a for a in script if isinstance(a, Message)]
+    rig = Rig(tmp, shoe_port=peer.link).start()
+
+    def service():
+        data = peer.read()
+        if data:
+            conn.receive_data(data, time.monotonic())
+            conn.events()
+        out = conn.tick(time.monotonic())
+        if out:
+            peer.write(out)
+
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and conn.last_acked == 0 and not conn.host_present(time.monotonic()):
+            service()
+            time.sleep(0.01)
+        per_action = n_frames // max(1, len(actions))
+        sent = 0
+        for action in actions:
+            junk = bytearray()
+            for _ in range(per_action):
+                junk += rng.randbytes(rng.randint(1, 70)).replace(b"\x00", b"\x01") + b"\x00"
+            sent += per_action
+            peer.write(bytes(junk), service)
+            service()
+            peer.write(conn.send(action, time.monotonic()), service)
+            service()
+        end = time.monotonic() + 15
+        while time.monotonic() < end and conn.unacked:
+            service()
+            time.sleep(0.01)
+        rig.wait_results(60, 20)
+        rig.finish()
+        dealt = [(d.counter, d.card) for d in script.dealt]
+        rig.count(row, dealt, coups_from_dealt(script.dealt))
+        row.note = f"{sent:,} junk frames, {len(actions)} shoe events"
+    finally:
+        rig.close()
+        peer.close()
+    return row
+
+
+def drill_lines(tmp: Path, n_lines: int = 100_000) -> Row:
+    row = Row(f"{n_lines:,} random lines, text link")
+    rng = random.Random(1306)
+    peer = PtyPeer(tmp / "reader")
+    script = DealerScript(decks=8, seed=1306, shoes=1, coups=60, burn=False)
+    cards = [a for a in script if isinstance(a, CardDrawn)]
+    rig = Rig(tmp, driver="text", shoe_port=peer.link).start()
+    try:
+        time.sleep(0.5)
+        per_card = n_lines // max(1, len(cards))
+        for c in cards:
+            # "~" first: a random line must not happen to be a card code (it would be a real card).
+            junk = b"".join(b"~" + rng.randbytes(rng.randint(0, 60)).replace(b"\n", b"?").replace(b"\r", b"?")
+                            + b"\r\n" for _ in range(per_card))
+            peer.write(junk, peer.read)
+            peer.write(f"{c.card}\r\n".encode(), peer.read)
+            peer.read()
+        rig.wait_results(60, 30)
+        rig.finish()
+        rig.count(row, [c.card for c in cards], coups_from_dealt(script.dealt), by_code=True)
+        row.note = f"{per_card * len(cards):,} junk lines"
+    finally:
+        rig.close()
+        peer.close()
+    return row
+
+
+DRILLS = {"sigkill": drill_sigkill, "broker": drill_broker, "unplug": drill_unplug, "flapping": drill_flapping,
+          "frames": drill_frames, "lines": drill_lines}
+
+
+def table(rows: list[Row]) -> str:
+    head = (f"{'drill':40} {'dealt':>6} {'journ.':>6} {'publ.':>6} {'lost':>5} {'doubl.':>6} {'wrong':>5} "
+            f"{'RSS start/peak MB':>18} {'/healthz max (p99, n)':>24} {'time':>6}  verdict")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r.name:40} {r.dealt:6d} {r.journaled:6d} {r.published:6d} {r.lost:5d} {r.doubled:6d} "
+                     f"{r.wrong:5d} {r.rss_start_mb:8.1f}/{r.rss_peak_mb:<9.1f} {r.healthz_ms:7.1f} ms ({r.healthz_p99:5.1f}, {r.healthz_n:4d}) "
+                     f"{r.seconds:5.0f}s  {'met' if r.ok else 'NOT met'}"
+                     + (f"  ({r.note})" if r.note else ""))
+    lines.append(f"targets: 0 lost, 0 doubled, 0 wrong; RSS <= start + {RSS_TARGET_MB} MB; "
+                 f"/healthz <= {HEALTHZ_TARGET_MS} ms")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> list[Row]:
+    names = (sys.argv[1:] if argv is None and __name__ == "__main__" else argv) or list(DRILLS)
+    rows = []
+    keep = bool(os.environ.get("BENCH_DIR"))
+    base = Path(os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="drills-"))
+    for name in names:
+        tmp = base / name
+        tmp.mkdir(parents=True, exist_ok=True)
+        t = time.monotonic()
+        try:
+            row = DRILLS[name](tmp)
+        except Exception as exc:  # a drill that breaks is a row that says so, not a lost table
+            row = Row(name, note=f"drill failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+        row.seconds = time.monotonic() - t
+        rows.append(row)
+        print(f"  {name}: done in {row.seconds:.0f} s", flush=True)
+    print(table(rows), flush=True)
+    if not keep:
+        shutil.rmtree(base, ignore_errors=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
