@@ -119,8 +119,11 @@ class Daemon:
             self.broker = EmbeddedBroker(port=mqtt.embedded_port, ws_port=mqtt.embedded_ws_port)
             self.broker.start()
             mqtt = self.broker.client_config(mqtt)
+        # On this loop (when running): a message goes to the broker's socket from render(), with no
+        # thread hand-off; paho's socket is read by the same loop.
         self.publisher = MqttPublisher(
-            mqtt, table_id=self.config.table.id, version=__version__, on_alert=self._publisher_alert
+            mqtt, table_id=self.config.table.id, version=__version__, on_alert=self._publisher_alert,
+            loop=self._loop,
         )
         for out in self.table.retained():
             self.publisher.publish(out.topic, out.encode(), out.qos, out.retain)
@@ -200,7 +203,7 @@ class Daemon:
         return future
 
     def _publisher_alert(self, kind: str, evidence: dict) -> None:
-        # Called from paho's thread: becomes an ordinary journaled event.
+        # Called on the loop's thread (or a publishing thread): becomes an ordinary journaled event.
         from shoe_daemon.events import Kind
 
         event = Event(self.clock(), Kind.FAULT, "mqtt", {"code": kind, **evidence})
