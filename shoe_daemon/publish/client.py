@@ -61,6 +61,7 @@ _HINTS = {
 }
 
 MISC_INTERVAL = 1.0   # s between two loop_misc() calls (keep-alive), as paho's own loop does
+_TCP_CORK = getattr(socket, "TCP_CORK", None)   # Linux
 
 
 def paho_protocol(config: MqttConfig) -> int:
@@ -94,11 +95,24 @@ def configure_client(client: mqtt.Client, config: MqttConfig) -> None:
 
 
 def json_properties(packet_type: int) -> Properties:
-    """MQTT 5 properties saying the payload is UTF-8 JSON."""
-    props = Properties(packet_type)
+    """MQTT 5 properties saying the payload is UTF-8 JSON (packed once: see _PackedOnce)."""
+    props = _PackedOnce(packet_type)
     props.PayloadFormatIndicator = 1
     props.ContentType = "application/json"
     return props
+
+
+class _PackedOnce(Properties):
+    """Properties whose public ``pack()`` is computed on first use and kept (set them before).
+    paho packs a message's properties on every publish: 40 us here, as much as the rest of the
+    message; these never change."""
+
+    def pack(self) -> bytes:
+        packed = self.__dict__.get("_packed_once")
+        if packed is None:
+            packed = super().pack()
+            object.__setattr__(self, "_packed_once", packed)   # Properties.__setattr__ takes property names only
+        return packed
 
 
 class LinkHandler(Protocol):
@@ -135,6 +149,7 @@ class PahoLink:
         self._delays = (reconnect_min_delay, reconnect_max_delay)
         self._delay = reconnect_min_delay
         self._v5 = config.protocol != "3.1.1"
+        self._no_cork = bool(config.tls_ca) or _TCP_CORK is None   # TLS records: no cork
         self._props = json_properties(PacketTypes.PUBLISH) if self._v5 else None
         self._up = False
         self._closing = False
@@ -144,6 +159,8 @@ class PahoLink:
         self._misc: asyncio.TimerHandle | None = None
         self._reader: Any = None             # the socket registered with the loop
         self._writer = False
+        self._turn = False                   # a message was written in this turn of the loop
+        self._corked = False
         self._thread_id: int | None = None   # the loop's thread, known from start()'s first callback
 
         kwargs: dict[str, Any] = {} if self._v5 else {"clean_session": True}
@@ -180,10 +197,53 @@ class PahoLink:
         self._loop.call_soon_threadsafe(self._first_attempt)
 
     def publish(self, topic: str, payload: bytes, qos: int, retain: bool) -> tuple[int, bool]:
-        """Hand one message to paho, which writes it at once when it can. Returns (mid, written or
-        queued to be); raises ValueError for what paho refuses (for example too large)."""
+        """Hand one message to paho, which writes it to the socket at once. Returns (mid, written
+        or queued to be); raises ValueError for what paho refuses (for example too large).
+
+        The first message of a turn of the loop leaves at once; the ones after it in the same turn
+        are held (TCP_CORK) and leave together in as few segments as they fill, when the turn ends,
+        or before when the window is full (``read_now``): one wake-up of the broker per batch
+        instead of one per message, and no wait for the first."""
+        if self._turn:
+            if not self._corked and self._reader is not None and not self._no_cork:
+                self._cork(True)
+        elif self._reader is not None:
+            self._turn = True
+            self._loop.call_soon(self._end_turn)
         info = self.client.publish(topic, payload, qos, retain, properties=self._props if payload else None)
         return info.mid, info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def uncork(self) -> None:
+        """Send what the cork holds, now."""
+        if self._corked:
+            self._cork(False)
+
+    def _cork(self, on: bool) -> None:
+        self._corked = on
+        try:
+            self._reader.setsockopt(socket.IPPROTO_TCP, _TCP_CORK, 1 if on else 0)
+        except (AttributeError, OSError):
+            self._corked = False
+
+    def _end_turn(self) -> None:
+        self._turn = False
+        self.uncork()
+
+    def read_now(self) -> None:
+        """Read what the broker sent (acknowledgements) now, without waiting for the loop's next
+        turn: while the loop is busy with a batch of events, the window refills from here."""
+        if self._reader is None:
+            return
+        self.uncork()   # the broker acknowledges what it has received
+        client = self.client
+        try:
+            client.loop_read()
+            sock = client.socket()
+            pending = getattr(sock, "pending", None)
+            while pending is not None and pending() and client.socket() is sock:
+                client.loop_read()
+        except Exception:  # noqa: BLE001
+            log.exception("MQTT read failed")
 
     def flush(self) -> None:
         """Write what paho holds; keep a writer on the loop while the socket does not take it all."""
@@ -200,6 +260,7 @@ class PahoLink:
         self._cancel_retry()
         client = self.client
         while not done():
+            self._end_turn()   # the loop does not turn meanwhile: nothing stays corked
             left = deadline - time.monotonic()
             if left <= 0:
                 return
@@ -231,6 +292,7 @@ class PahoLink:
         """Disconnect cleanly (DISCONNECT: no Last Will) and let go of the loop."""
         self._closing = True
         self._cancel_retry()
+        self._end_turn()
         client = self.client
         if client.socket() is not None:
             try:
@@ -313,6 +375,7 @@ class PahoLink:
         if sock is None:
             return
         self._reader = None
+        self._corked = False
         try:
             self._loop.remove_reader(sock)
             if self._writer:
@@ -349,15 +412,7 @@ class PahoLink:
 
     # -- the socket on the loop ----------------------------------------------------------------
     def _readable(self) -> None:
-        client = self.client
-        try:
-            client.loop_read()
-            sock = client.socket()
-            pending = getattr(sock, "pending", None)
-            while pending is not None and pending() and client.socket() is sock:
-                client.loop_read()   # TLS: bytes already decrypted do not wake the selector
-        except Exception:  # noqa: BLE001 - never let the loop's reader callback die
-            log.exception("MQTT read failed")
+        self.read_now()   # (TLS: bytes already decrypted do not wake the selector: read them too)
         self._handler.pump()
         self.flush()
 

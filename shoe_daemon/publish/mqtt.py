@@ -186,7 +186,10 @@ class MqttPublisher:
                 self.pump()
             elif not self._pump_posted:
                 self._pump_posted = True
-                self._loop.call_soon_threadsafe(self.pump)
+                try:
+                    self._loop.call_soon_threadsafe(self.pump)
+                except RuntimeError:   # the loop is closed: the message waits, as when the link is down
+                    self._pump_posted = False
         if overflow is not None:
             log.error(
                 "MQTT publish queue full (%d messages, broker %s): dropping the %s messages",
@@ -285,13 +288,22 @@ class MqttPublisher:
         queue = self._queue
         lock = self._lock
         ended = None
+        read = False
         try:
             while True:
                 with lock:
                     msg = queue.take()
                     if msg is None:
-                        ended = queue.episode_ended()
-                        break
+                        full = queue.up and queue.backlog > 0
+                        if not full or read:
+                            ended = queue.episode_ended()
+                            break
+                if msg is None:
+                    # The window is full: take the acknowledgements that arrived meanwhile (once), so
+                    # that a long batch of events on the loop does not wait for the loop's next turn.
+                    read = True
+                    link.read_now()
+                    continue
                 try:
                     mid, written = link.publish(msg.topic, msg.payload, msg.qos, msg.retain)
                 except Exception as exc:  # noqa: BLE001 - e.g. payload too large: drop, never loop
