@@ -114,9 +114,6 @@ class DeliveryQueue:
         """Nothing waits and nothing is unacknowledged."""
         return not self._queue and not self._inflight
 
-    def can_take(self) -> bool:
-        return self._up and bool(self._queue) and len(self._inflight) < self.window
-
     def waiting(self) -> list[Message]:
         """The queued messages, head first (a copy: for tests and diagnostics)."""
         return list(self._queue)
