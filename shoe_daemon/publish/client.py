@@ -414,6 +414,7 @@ class PahoLink:
     def _readable(self) -> None:
         self.read_now()   # (TLS: bytes already decrypted do not wake the selector: read them too)
         self._handler.pump()
+        self._end_turn()  # what the acks let out goes now: the next callback's first message goes at once
         self.flush()
 
     def _writable(self) -> None:
