@@ -44,10 +44,9 @@ import tty
 from dataclasses import dataclass
 from pathlib import Path
 
-from shoe_daemon.events import Kind
-
 from firmware_protocol.connection import ShoeConnection
 from firmware_protocol.messages import CardDrawn, Message
+from shoe_daemon.core.events import Kind
 from shoe_daemon.emulator import DealerScript, EmulatedShoe, Faults
 from shoe_daemon.emulator.dealer import Disconnect
 from shoe_daemon.journal import Journal

@@ -14,6 +14,12 @@
 - throughput: the emulated shoe at full speed (pace 0, its default window of 16 unacknowledged
   events) for 3 shoes: cards per second from the start of dealing to the last result at the
   subscriber.
+- daemon CPU time per card: the daemon process's user + system time (/proc/PID/stat) over that
+  throughput run, divided by the cards dealt (every thread of the daemon: reader, loop, journal,
+  MQTT), next to its target.
+- the publisher alone: ``MqttPublisher`` (delivery queue + paho client) on an asyncio loop in this
+  process, QoS 1 to Mosquitto, as fast as the window of 16 unacknowledged messages allows:
+  messages/s and this process's CPU time per message, MQTT 5 and 3.1.1.
 - memory of the daemon process (VmRSS, VmHWM) after those shoes (no camera).
 - start-up: from the fork of ``shoe-daemon run`` to its ``READY=1`` on a NOTIFY_SOCKET this process
   binds, on a fresh journal and on the journal of the 3 shoes (replay of the current shoe).
@@ -47,7 +53,9 @@ SPACING = 0.006             # s between two frames of the latency run
 THROUGHPUT_SHOES = 3
 
 TARGET_P99_MS = 2.0
-TARGET_CARDS_PER_S = 5000
+TARGET_CARDS_PER_S = 1300       # twice the card frames/s of a 115200-baud shoe (issue 12)
+TARGET_CPU_US_PER_CARD = 250
+PUBLISHER_MESSAGES = 20000
 TARGET_RSS_MB = 120
 TARGET_READY_S = 2.0
 
@@ -229,6 +237,53 @@ def bench_latency(workdir: Path, broker: MosquittoServer, notify: NotifySocket,
         shoe.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, every thread (utime + stime in /proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_publisher(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_MESSAGES) -> tuple[float, float]:
+    """``n`` QoS 1 messages of a coup/card's size through MqttPublisher on an asyncio loop to the
+    broker: (messages/s from the first publish to the last PUBACK, CPU us per message in this
+    process). The producer keeps at most 500 messages waiting (as the daemon's flow control does)."""
+    import asyncio
+
+    from shoe_daemon.config import MqttConfig
+    from shoe_daemon.publish.mqtt import MqttPublisher
+
+    payload = json.dumps({"schema": 1, "seq": 0, "table_id": "bench", "type": "card", "coup": 12, "side": "punto",
+                          "card": "9H", "punto_total": 9, "banco_total": 7, "next": None, "source": "shoe",
+                          "x": "y" * 80}).encode()
+
+    async def run() -> tuple[float, float]:
+        pub = MqttPublisher(MqttConfig(host="127.0.0.1", port=broker.port, protocol=protocol,
+                                       client_id=f"bench-pub-{protocol}", queue_max=100_000),
+                            table_id=f"bench-pub-{protocol.replace('.', '')}", version="bench",
+                            loop=asyncio.get_running_loop())
+        pub.start()
+        while not (pub.connected and pub.stats()["queue_depth"] == 0):
+            await asyncio.sleep(0.005)
+        base = pub.stats()["acked"]
+        t0, c0 = time.perf_counter(), time.process_time()
+        sent = 0
+        while sent < n:
+            while pub.backlog > 500:
+                await asyncio.sleep(0)
+            for _ in range(min(100, n - sent)):
+                pub.publish("coup/card", payload)
+                sent += 1
+            await asyncio.sleep(0)
+        while pub.stats()["acked"] - base < n:
+            await asyncio.sleep(0.0005)
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+        pub.stop(timeout=2)
+        return n / elapsed, cpu / n * 1e6
+
+    return asyncio.run(run())
+
+
 def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocket):
     run = workdir / "throughput"
     run.mkdir()
@@ -244,12 +299,14 @@ def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocke
         ready_fresh = daemon.ready_at - daemon.started_at
         sub.wait_for(lambda arr: any(t.endswith("/coup/current") for _, t, _ in arr), timeout=20)
         t0 = time.perf_counter()
+        cpu0 = cpu_seconds(daemon.pid)
         shoe.start()
         if not shoe.wait(120):
             raise RuntimeError("the emulated shoe did not finish")
         coups = len({(d.shoe, d.coup) for d in shoe.dealt if d.coup is not None})
         arrivals = sub.wait_for(lambda arr: (lambda r: r if len(r) >= coups else None)(
             [t for t, topic, _ in arr if topic.endswith("/coup/result")]), timeout=60)
+        cpu = cpu_seconds(daemon.pid) - cpu0
         elapsed = arrivals[-1] - t0
         cards = len(shoe.dealt)
         status = daemon.proc_status()
@@ -271,7 +328,7 @@ def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocke
             d.stop()
     finally:
         shoe.stop()
-    return cards, coups, elapsed, rss, hwm, ready_fresh, readies
+    return cards, coups, elapsed, cpu, rss, hwm, ready_fresh, readies
 
 
 def main() -> dict[str, object]:
@@ -308,13 +365,21 @@ def main() -> dict[str, object]:
             print(f"      cards within a coup: p50 {_pct(others, 50):6.2f} p99 {_pct(others, 99):6.2f} ms ({len(others)});"
                   f" cards ending a coup (result, history, roads, stats, odds computed first): p50 "
                   f"{_pct(ends, 50):6.2f} p99 {_pct(ends, 99):6.2f} ms ({len(ends)})")
-        cards, coups, elapsed, rss, hwm, ready_fresh, readies = bench_throughput(workdir, broker, notify)
+        for protocol in ("5", "3.1.1"):
+            mps, us = bench_publisher(broker, protocol)
+            results[f"publisher_mqtt{protocol}"] = {"messages_per_s": mps, "cpu_us_per_message": us}
+            print(f"  the publisher alone (queue + paho client on an asyncio loop, QoS 1, MQTT {protocol:<5}):"
+                  f" {mps:,.0f} messages/s, {us:.1f} us CPU a message ({PUBLISHER_MESSAGES:,} messages)")
+        cards, coups, elapsed, cpu, rss, hwm, ready_fresh, readies = bench_throughput(workdir, broker, notify)
         rate = cards / elapsed
-        results.update(cards=cards, coups=coups, seconds=elapsed, cards_per_s=rate, rss_mb=rss, hwm_mb=hwm,
-                       ready_fresh_s=ready_fresh, ready_replay_s=readies)
+        cpu_us = cpu / cards * 1e6
+        results.update(cards=cards, coups=coups, seconds=elapsed, cards_per_s=rate, cpu_us_per_card=cpu_us,
+                       rss_mb=rss, hwm_mb=hwm, ready_fresh_s=ready_fresh, ready_replay_s=readies)
         print(f"  throughput, emulator pace 0, journal full: {cards} cards / {coups} coups ({THROUGHPUT_SHOES} shoes)"
               f" in {elapsed:.2f} s = {rate:,.0f} cards/s"
               f"   target >= {TARGET_CARDS_PER_S:,} cards/s: {_verdict(rate >= TARGET_CARDS_PER_S)}")
+        print(f"  daemon CPU time per card in that run (all its threads): {cpu_us:.0f} us"
+              f"   target <= {TARGET_CPU_US_PER_CARD} us: {_verdict(cpu_us <= TARGET_CPU_US_PER_CARD)}")
         print(f"  daemon memory after {THROUGHPUT_SHOES} shoes (no camera): VmRSS {rss:.1f} MB, VmHWM {hwm:.1f} MB"
               f"   target <= {TARGET_RSS_MB} MB: {_verdict(max(rss, hwm) <= TARGET_RSS_MB)}")
         worst = max([ready_fresh, *readies])

@@ -110,8 +110,11 @@ class Daemon:
             self.broker = EmbeddedBroker(port=mqtt.embedded_port, ws_port=mqtt.embedded_ws_port)
             self.broker.start()
             mqtt = self.broker.client_config(mqtt)
+        # On this loop (when running): a message goes to the broker's socket from render(), with no
+        # thread hand-off; paho's socket is read by the same loop.
         self.publisher = MqttPublisher(
-            mqtt, table_id=self.config.table.id, version=__version__, on_alert=self._publisher_alert
+            mqtt, table_id=self.config.table.id, version=__version__, on_alert=self._publisher_alert,
+            loop=self._loop,
         )
         for out in self.table.retained():
             self.publisher.publish(out.topic, out.encode(), out.qos, out.retain)
@@ -188,7 +191,7 @@ class Daemon:
         return future
 
     def _publisher_alert(self, kind: str, evidence: dict) -> None:
-        # Called from paho's thread: becomes an ordinary journaled event.
+        # Called on the loop's thread (or a publishing thread): becomes an ordinary journaled event.
         event = Event(self.clock(), Kind.FAULT, "mqtt", {"code": kind, **evidence})
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, [event])
@@ -325,7 +328,7 @@ class Daemon:
                     log.warning("the journal is writable again after %.1f s: starting", held)
                     # Nothing could be published while it lasted (nothing is, unless journaled): the
                     # outage is journaled now, and so shows as an alert (warning: it is over).
-                    from shoe_daemon.events import Kind
+                    from shoe_daemon.core.events import Kind
 
                     self.submit([Event(self.clock(), Kind.FAULT, "journal", {
                         "code": "journal_unavailable", "severity": "warning", "cause": cause,

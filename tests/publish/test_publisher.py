@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import signal
 import socket
@@ -18,6 +17,7 @@ import pytest
 
 from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish.mqtt import MqttPublisher
+from tests.publish.relay import Relay
 from tests.support.mosquitto import MosquittoServer, Subscriber, free_port, make_password_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,31 +179,34 @@ def test_broker_restart_mid_stream_loses_nothing_and_keeps_order(mosquitto_facto
 
 def test_unacknowledged_messages_are_resent_in_order_after_the_link_drops(mosquitto, mqtt_subscriber):
     sub = mqtt_subscriber(mosquitto.port, f"{PREFIX}/coup/card")
-    pub = make_publisher(mosquitto.port)
-    pub.start()
-    try:
-        for i in range(10):
-            pub.publish("coup/card", card(i))
-        sub.wait_for(lambda ms: len(ms) >= 10)
-        os.kill(mosquitto.proc.pid, signal.SIGSTOP)     # the broker hangs: no more PUBACKs
+    with Relay(mosquitto.port) as relay:
+        pub = make_publisher(relay.port)
+        pub.start()
         try:
+            for i in range(10):
+                pub.publish("coup/card", card(i))
+            sub.wait_for(lambda ms: len(ms) >= 10)
+            wait_until(lambda: pub.stats()["queue_depth"] == 0, what="first ten acknowledged")
+            relay.hold_replies()                 # the broker's PUBACKs stay behind the relay
             for i in range(10, 40):
                 pub.publish("coup/card", card(i))
             wait_until(lambda: pub.stats()["inflight"] == 16, what="window full of unacknowledged messages")
-            pub._client.socket().shutdown(socket.SHUT_RDWR)   # and the link drops
+            time.sleep(0.1)
+            assert pub.stats()["inflight"] == 16 and pub.stats()["queued"] == 14   # the window holds
+            relay.cut()                          # and the link drops
             wait_until(lambda: not pub.connected, what="link loss noticed")
             stats = pub.stats()
             assert stats["inflight"] == 0 and stats["queued"] == 30 and stats["resent"] == 16
+            relay.release()
+            sub.wait_for(lambda ms: set(seqs(ms)) >= set(range(40)), timeout=15)
+            assert first_arrivals(seqs(sub.snapshot())) == list(range(40))
+            wait_until(lambda: pub.stats()["queue_depth"] == 0, what="drained")
+            assert relay.connections == 2 and pub.stats()["reconnects"] == 1
+            # The broker published the Last Will of the dropped link before the new link's online.
+            late = mqtt_subscriber(mosquitto.port, f"{PREFIX}/status")
+            late.wait_for(lambda ms: states(ms) == ["online"])
         finally:
-            os.kill(mosquitto.proc.pid, signal.SIGCONT)
-        sub.wait_for(lambda ms: set(seqs(ms)) >= set(range(40)), timeout=15)
-        assert first_arrivals(seqs(sub.snapshot())) == list(range(40))
-        wait_until(lambda: pub.stats()["queue_depth"] == 0, what="drained")
-        # The broker published the Last Will of the dropped link before the new link's online.
-        late = mqtt_subscriber(mosquitto.port, f"{PREFIX}/status")
-        late.wait_for(lambda ms: states(ms) == ["online"])
-    finally:
-        pub.stop(timeout=2)
+            pub.stop(timeout=2)
 
 
 def test_retained_state_is_republished_after_a_reconnect(mosquitto, mqtt_subscriber):
