@@ -20,11 +20,11 @@ def config(**mqtt) -> Config:
 
 def test_the_static_files_are_all_there_and_reference_nothing_remote():
     static = web.static_dir()
-    for name in ("index.html", "app.js", "style.css", "vendor/mqtt.min.js", "vendor/mqtt.LICENSE.md",
-                 "vendor/README.md"):
+    for name in ("index.html", "app.js", "style.css", "fonts.css", "common.js", "vendor/mqtt.min.js",
+                 "vendor/mqtt.LICENSE.md", "vendor/README.md"):
         assert (static / name).is_file(), name
     assert "MIT License" in (static / "vendor/mqtt.LICENSE.md").read_text()
-    for name in ("index.html", "app.js", "style.css"):
+    for name in ("index.html", "app.js", "style.css", "fonts.css", "common.js"):
         text = (static / name).read_text()
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), f"{name} loads something remote"
         assert "@import" not in text and "url(http" not in text

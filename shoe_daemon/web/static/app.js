@@ -681,8 +681,10 @@
     resizeTimer = setTimeout(renderRoads, 50);
   });
 
-  fetch("config.json", { cache: "no-store" })
+  // The shipped fonts first (common.js): nothing is laid out in a host font.
+  var fonts = window.shoeCommon ? window.shoeCommon.fontsReady() : Promise.resolve();
+  var config = fetch("config.json", { cache: "no-store" })
     .then(function (r) { return r.ok ? r.json() : {}; })
-    .catch(function () { return {}; })
-    .then(start);
+    .catch(function () { return {}; });
+  Promise.all([config, fonts]).then(function (both) { start(both[0]); });
 })();
