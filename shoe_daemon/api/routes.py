@@ -446,7 +446,7 @@ def build_router(ctx) -> APIRouter:
 
 
 # Settings a reload applies at once; every other change needs a restart.
-LIVE_KEYS = ("api.tokens", "table.limits.", "table.seats", "log.level")
+LIVE_KEYS = ("api.tokens", "table.limits.", "table.seats", "log.level", "display.")
 
 
 def _live(key: str) -> bool:

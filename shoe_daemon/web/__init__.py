@@ -60,7 +60,9 @@ def display_config(config, *, ws_url: str | None = None) -> dict[str, Any]:
     """What the page needs, as served at ``/display/config.json``.
 
     ``{"schema": 1, "table_id", "prefix", "decks", "broker": {"url", "protocol_version": 4},
-    "limits": {"punto"|"banco"|"tie": {"min", "max", "total_max"}}}``. ``broker.url`` is
+    "limits": {"punto"|"banco"|"tie": {"min", "max", "total_max"}}, "profile", "lang"}``
+    (``profile`` and ``lang``: ``[display]``, the defaults a page's ``?profile=``/``?lang=``
+    override). ``broker.url`` is
     ``ws_url`` if given, else :func:`broker_ws_url` (None: no websockets listener is known;
     the page then says so). No credential ever goes in here: the file is public.
     """
@@ -74,6 +76,8 @@ def display_config(config, *, ws_url: str | None = None) -> dict[str, Any]:
         "decks": config.table.decks,
         "broker": {"url": ws_url or broker_ws_url(config.mqtt), "protocol_version": PROTOCOL_VERSION},
         "limits": {"punto": _limit(limits.punto), "banco": _limit(limits.banco), "tie": _limit(limits.tie)},
+        "profile": config.display.profile,
+        "lang": config.display.lang,
     }
 
 

@@ -83,7 +83,7 @@ def _ready(page, session) -> None:
 def test_every_glyph_is_drawn_with_the_pages_own_fonts(rich_table, browser):
     server, session = rich_table
     for width, height in SIZES:
-        page = open_display(browser, server.url, width=width, height=height)
+        page = open_display(browser, server.url + "?profile=pit", width=width, height=height)
         _ready(page, session)
         fonts = assert_own_fonts(page)
         assert fonts["Noto Sans Symbols 2"]["glyphs"] > 0      # the suits of the cards
@@ -115,8 +115,8 @@ def test_the_display_draws_the_same_boxes_with_and_without_the_hosts_fonts(rich_
     print(f"\nhost fonts seen by the comparison browser: {sorted(host_families)}")
     try:
         for width, height in SIZES:
-            hidden = open_display(browser, server.url, width=width, height=height)
-            shown = open_display(host, server.url, width=width, height=height)
+            hidden = open_display(browser, server.url + "?profile=pit", width=width, height=height)
+            shown = open_display(host, server.url + "?profile=pit", width=width, height=height)
             for page in (hidden, shown):
                 _ready(page, session)
             a, b = layout(hidden), layout(shown)

@@ -3,6 +3,10 @@
  * config.json (served next to this file) gives the broker's websockets URL, the topic
  * prefix, the table limits and the table id; query parameters override it:
  *   ?broker=ws://host:9001  ?prefix=baccarat/t1  ?table=t1  ?username=..&password=..  ?alerts=off
+ *   ?profile=player|dealer|pit (default: config.json's, from [display] profile)
+ * A profile says what the screen may show: "player" no odds, no house edge, no alert (the
+ * odds are never written into its DOM, and the odds topic is dropped); "dealer" the alerts but
+ * no odds; "pit" the odds, the house edge and every alert, the player's advantage among them.
  * The page subscribes to <prefix>/# with QoS 1 over MQTT 3.1.1 (both Mosquitto and the
  * embedded broker speak it) and redraws on every message. Everything it shows comes from
  * retained topics, so a reconnect (the client retries every second, forever) redraws it all.
@@ -15,6 +19,12 @@
   var RANKS = { A: "A", T: "10", J: "J", Q: "Q", K: "K" };
   var SIDE_LETTER = { banco: "B", punto: "P", tie: "T" };
   var SEVERITY_RANK = { critical: 3, error: 2, warning: 1, info: 0 };
+  var PROFILES = {
+    player: { odds: false, alerts: false, advantage: false },
+    dealer: { odds: false, alerts: true, advantage: false },
+    pit: { odds: true, alerts: true, advantage: true },
+  };
+  var ADVANTAGE_ALERT = "odds_advantage";
   var DEDUPE_MAX = 4000;
   var TOAST_MS = 6000;
 
@@ -23,6 +33,8 @@
 
   var state = {
     config: null,
+    profile: "dealer",
+    shows: PROFILES.dealer,
     prefix: null,
     conn: "connecting",
     status: null,
@@ -334,7 +346,17 @@
     });
   }
 
+  // A profile without odds has no WIN or EDGE column at all: nothing to read in its DOM.
+  function applyProfile() {
+    document.body.dataset.profile = state.profile;
+    if (state.shows.odds) return;
+    document.querySelectorAll(".bets .prob, .bets .edge, .bets th.odds-col, #odds-note").forEach(function (e) {
+      e.remove();
+    });
+  }
+
   function renderOdds() {
+    if (!state.shows.odds) return;
     var o = state.odds;
     var note = $("odds-note");
     ["banco", "punto", "tie"].forEach(function (bet) {
@@ -496,8 +518,8 @@
 
   function renderAlerts() {
     var banner = $("alert-banner");
-    if (params.get("alerts") === "off") { banner.hidden = true; return; }
-    var active = (state.alerts || []).filter(function (a) { return a && a.severity !== "info"; });
+    if (!alertsShown()) { banner.hidden = true; return; }
+    var active = (state.alerts || []).filter(function (a) { return a && a.severity !== "info" && alertShown(a); });
     active.sort(function (a, b) {
       return (SEVERITY_RANK[b.severity] || 0) - (SEVERITY_RANK[a.severity] || 0) || (a.t || 0) - (b.t || 0);
     });
@@ -515,9 +537,17 @@
     setText("alert-more", active.length > 1 ? "+" + (active.length - 1) + " MORE" : "");
   }
 
+  function alertsShown() {
+    return state.shows.alerts && params.get("alerts") !== "off";
+  }
+
+  function alertShown(a) {
+    return state.shows.advantage || a.kind !== ADVANTAGE_ALERT;
+  }
+
   var toastTimer = null;
   function toast(alert) {
-    if (params.get("alerts") === "off") return;
+    if (!alertsShown() || !alertShown(alert)) return;
     var t = $("toast");
     t.textContent = humanKind(alert.kind) + (alert.message ? " \u2014 " + alert.message : "");
     t.hidden = false;
@@ -571,11 +601,12 @@
     "shoe": function (p) { state.shoe = p; renderShoe(); },
     "roads": function (p) { state.roads = p; renderRoads(); },
     "stats": function (p) { state.stats = p; renderStats(); },
-    "odds": function (p) { state.odds = p; renderOdds(); },
+    "odds": function (p) { if (state.shows.odds) { state.odds = p; renderOdds(); } },
     "sources": function (p) { state.sources = p.sources || {}; renderSources(); },
-    "alerts/active": function (p) { state.alerts = p.alerts || []; renderAlerts(); },
+    "alerts/active": function (p) { state.alerts = (p.alerts || []).filter(alertShown); renderAlerts(); },
     "alerts/event": function (p) {
       var a = p.alert || {};
+      if (!alertShown(a)) return;
       if (p.action === "raised" && a.severity === "info") toast(a);
       if (p.action === "cleared") {
         state.alerts = state.alerts.filter(function (x) { return x.id !== a.id; });
@@ -656,6 +687,10 @@
     if (params.get("prefix")) cfg.prefix = params.get("prefix");
     if (!cfg.prefix && cfg.table_id) cfg.prefix = "baccarat/" + cfg.table_id;
     state.config = cfg;
+    var profile = params.get("profile") || cfg.profile || "dealer";
+    state.profile = PROFILES[profile] ? profile : "player";   // an unknown profile shows the least
+    state.shows = PROFILES[state.profile];
+    applyProfile();
     state.prefix = (cfg.prefix || "").replace(/\/+$/, "");
     setText("table-id", (cfg.table_id || "\u2013").toUpperCase());
     document.title = "Punto Banco \u00b7 " + (cfg.table_id || "");
