@@ -46,6 +46,7 @@ def test_display_config_for_the_embedded_broker():
             "banco": {"min": "10", "max": "10000", "total_max": "100000"},
             "tie": {"min": "5", "max": "1000", "total_max": "10000"},
         },
+        "seats": 7,
         "profile": "dealer",
         "lang": "en",
     }

@@ -28,5 +28,62 @@
     });
   }
 
-  window.shoeCommon = { fontsReady: fontsReady };
+  // ------------------------------------------------------------------ languages
+  //
+  // One catalogue per language, i18n/<lang>.json: {"key": "text with {name} placeholders"}.
+  // Card codes, numbers and amounts are the same in every language and never go through here.
+
+  var LANGS = ["en", "ru", "bg", "fi"];
+  var catalogue = {};
+  var fallback = {};
+
+  function chooseLang(configured) {
+    var asked = new URLSearchParams(window.location.search).get("lang");
+    var lang = (asked || configured || "en").toLowerCase();
+    return LANGS.indexOf(lang) >= 0 ? lang : "en";
+  }
+
+  function fetchCatalogue(lang) {
+    return fetch("i18n/" + lang + ".json", { cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : {}; })
+      .catch(function () { return {}; });
+  }
+
+  function loadLang(lang) {
+    var loads = [fetchCatalogue(lang)];
+    if (lang !== "en") loads.push(fetchCatalogue("en"));
+    return Promise.all(loads).then(function (cats) {
+      catalogue = cats[0] || {};
+      fallback = cats[1] || catalogue;
+      document.documentElement.lang = lang;
+      document.documentElement.dataset.lang = lang;
+      return lang;
+    });
+  }
+
+  // t("console.void", {coup: "1-4"}): the text of a key in the page's language (English if a
+  // catalogue lacks it, the key itself if both do: a missing string shows, it never breaks the page).
+  function t(key, vars) {
+    var text = catalogue[key];
+    if (text === undefined) text = fallback[key];
+    if (text === undefined) text = key;
+    if (vars) {
+      text = text.replace(/\{(\w+)\}/g, function (m, name) {
+        return vars[name] === undefined || vars[name] === null ? m : String(vars[name]);
+      });
+    }
+    return text;
+  }
+
+  // Elements with data-i18n="key" get their text; data-i18n-title, data-i18n-placeholder too.
+  function translate(root) {
+    (root || document).querySelectorAll("[data-i18n]").forEach(function (e) { e.textContent = t(e.dataset.i18n); });
+    (root || document).querySelectorAll("[data-i18n-title]").forEach(function (e) { e.title = t(e.dataset.i18nTitle); });
+    (root || document).querySelectorAll("[data-i18n-placeholder]").forEach(function (e) {
+      e.placeholder = t(e.dataset.i18nPlaceholder);
+    });
+  }
+
+  window.shoeCommon = { fontsReady: fontsReady, LANGS: LANGS, chooseLang: chooseLang, loadLang: loadLang, t: t,
+                        translate: translate };
 })();
