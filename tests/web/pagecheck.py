@@ -90,20 +90,31 @@ scrolling => {
     for (let a = el; a && a !== document.body; a = a.parentElement) {
       const s = getComputedStyle(a);
       if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      // a box that scrolls (auto, scroll) shows its text by scrolling: only hidden/clip cut it
+      const cutsX = s.overflowX === 'hidden' || s.overflowX === 'clip';
+      const cutsY = s.overflowY === 'hidden' || s.overflowY === 'clip';
+      if (!cutsX && !cutsY) continue;
       const b = a.getBoundingClientRect();
       const outside = t.right <= b.left || t.left >= b.right || t.bottom <= b.top || t.top >= b.bottom;
       if (outside && mayScroll) break;
-      if (t.left < b.left - 1 || t.right > b.right + 1 || t.top < b.top - 1 || t.bottom > b.bottom + 1) {
+      if ((cutsX && (t.left < b.left - 1 || t.right > b.right + 1)) || (cutsY && (t.top < b.top - 1 || t.bottom > b.bottom + 1))) {
         out.push(describe(el) + ' "' + text + '": text ' + [t.left, t.top, t.right, t.bottom].map(Math.round) +
                  ' cut by ' + describe(a) + ' ' + [b.left, b.top, b.right, b.bottom].map(Math.round));
         break;
       }
     }
   }
-  // the document itself never scrolls sideways
+  // nothing scrolls sideways: not the document, not a box that scrolls
   if (document.documentElement.scrollWidth > window.innerWidth + 1) {
     out.push('the page is ' + document.documentElement.scrollWidth + ' px wide in a ' + window.innerWidth + ' px window');
   }
+  document.querySelectorAll('body *').forEach(el => {
+    const s = getComputedStyle(el);
+    if ((s.overflowX === 'auto' || s.overflowX === 'scroll') && el.getClientRects().length &&
+        el.scrollWidth > el.clientWidth + 1) {
+      out.push(describe(el) + ': scrolls sideways (' + el.scrollWidth + ' > ' + el.clientWidth + ')');
+    }
+  });
   return out;
 }
 """
