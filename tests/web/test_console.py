@@ -288,6 +288,36 @@ def test_a_supervisor_confirms_a_held_coup_and_acknowledges_then_clears_its_aler
     assert supervisor.js_errors == [] and dealer.js_errors == []
 
 
+def test_a_supervisor_corrects_a_card_of_a_held_coup(stack, browser, shots):
+    supervisor = open_console(browser, stack, "supervisor", TABLET)
+    coup_id = hold_a_coup(stack)                     # Punto 8C, Banco 2C
+    wait_coup(supervisor, coup_id, "held")
+    supervisor.click("#held-correct")
+    supervisor.wait_for_selector("#reason-sheet:not([hidden])")
+    cards = supervisor.eval_on_selector_all("#correct-cards .which", "bs => bs.map(b => b.innerText.replace(/\\s+/g, ' '))")
+    assert cards == ["P 8♣", "B 2♣"]                  # in dealing order: P1 B1
+    supervisor.click("#correct-cards [data-index='1']")
+    supervisor.click("#correct-ranks [data-rank='3']")
+    assert supervisor.is_disabled("#reason-go")      # a card, its new rank and suit, and a reason
+    supervisor.click("#correct-suits [data-suit='C']")
+    assert supervisor.is_disabled("#reason-go")
+    assert_page_quality(supervisor)
+    shot(supervisor, shots, "console-1280x800-correct.png")
+    reason = choose_reason(supervisor, 0)
+    assert reason == "the shoe misread it"
+    assert message(supervisor, "ok") == f"Coup {coup_id} corrected"
+    current = stack.get("/coup/current").json()
+    assert (current["coup_id"], current["punto"], current["banco"]) == (coup_id, ["8C"], ["3C"])
+    supervisor.wait_for_function("() => document.querySelector('#cards-banco').innerText.startsWith('3')",
+                                 timeout=5000)
+    entry = audit(stack, "correct_card")[-1]
+    assert (entry["user"], entry["reason"], entry["data"]) == \
+        ("supervisor-1", "the shoe misread it", {"coup_id": coup_id, "index": 1, "card": "3C"})
+    if stack.get("/coup/current").json()["held"]:     # leave the table dealing for the next test
+        assert stack.post("/coup/void", {"reason": "test done"}, "supervisor").status_code == 200
+    assert supervisor.js_errors == []
+
+
 # --------------------------------------------------------------------------- bets, settlement, recall
 
 
