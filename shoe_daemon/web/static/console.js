@@ -16,7 +16,6 @@
   var C = window.shoeCommon;
   var t = C.t;
   var $ = function (id) { return document.getElementById(id); };
-  var params = new URLSearchParams(window.location.search);
 
   var RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"];
   var SUITS = ["S", "H", "D", "C"];
