@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -75,7 +76,11 @@ def test_the_demo_with_unreadable_cards_waits_for_the_console_and_finishes(brows
         assert proc.poll() is None, "".join(lines)     # still dealing, waiting for people, not gone
     finally:
         if proc.poll() is None:
-            proc.terminate()
-            proc.wait(10)
+            proc.send_signal(signal.SIGINT)       # Ctrl-C: the demo stops its view, its shoe and its daemon
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
         for context in list(browser.contexts):
             context.close()
