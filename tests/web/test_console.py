@@ -207,6 +207,8 @@ def test_a_dealer_cannot_void_a_held_coup_and_a_supervisor_voids_it_with_a_reaso
         wait_coup(page, coup_id, "held")
         page.wait_for_selector("#held-evidence li[data-kind=out_of_order]", timeout=5000)
         assert "counter" in page.inner_text("#held-evidence").lower()
+        facts = page.inner_text("#held-evidence li[data-kind=out_of_order] .facts")
+        assert re.search(r"\bcounter \d+\b", facts) and "card 2C" in facts and "problem gap" in facts, facts
         assert_page_quality(page)
     assert dealer.inner_text("#held-note") == "Only a supervisor can resolve a held coup."
     assert supervisor.inner_text("#held-note") == ""

@@ -258,6 +258,19 @@
     return state.alerts.filter(function (a) { return a.shoe === c.shoe && a.coup === c.coup; });
   }
 
+  // The evidence an alert carries, as "key value" pairs (scalars and lists of them; at most 8).
+  function evidenceFacts(evidence) {
+    if (!evidence || typeof evidence !== "object") return "";
+    var out = [];
+    Object.keys(evidence).forEach(function (k) {
+      var v = evidence[k];
+      if (Array.isArray(v) && v.every(function (x) { return x === null || typeof x !== "object"; })) v = v.join(" ");
+      if (v === null || v === undefined || typeof v === "object" || out.length >= 8) return;
+      out.push(k.replace(/_/g, " ") + " " + v);
+    });
+    return out.join(" \u00b7 ");
+  }
+
   function dealingOrder(c) {
     var p = c.punto || [], b = c.banco || [], out = [];
     for (var i = 0; i < 2; i++) {
@@ -314,6 +327,8 @@
         var li = el("li", "sev-" + a.severity);
         li.appendChild(el("b", null, humanKind(a.kind)));
         li.appendChild(el("span", null, a.message || ""));
+        var facts = evidenceFacts(a.evidence);
+        if (facts) li.appendChild(el("small", "facts", facts));
         li.dataset.kind = a.kind;
         ev.appendChild(li);
       });
