@@ -619,6 +619,19 @@ class LogConfig(_Section):
         return v.lower() if isinstance(v, str) else v
 
 
+class DisplayConfig(_Section):
+    """[display]: what the browser display and the console show by default (docs/display.md)."""
+
+    # player: no odds, house edge or staff alerts; dealer: alerts, no odds; pit: odds and every alert.
+    profile: Literal["player", "dealer", "pit"] = "dealer"
+    lang: Literal["en", "ru", "bg", "fi"] = "en"
+
+    @field_validator("profile", "lang", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
+
+
 # --------------------------------------------------------------------------- the whole
 
 
@@ -631,6 +644,7 @@ class Config(_Section):
     mqtt: MqttConfig = MqttConfig()
     api: ApiConfig = ApiConfig()
     camera: CameraConfig = CameraConfig()
+    display: DisplayConfig = DisplayConfig()
     log: LogConfig = LogConfig()
 
     def redacted(self) -> dict[str, Any]:

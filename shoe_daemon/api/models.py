@@ -119,6 +119,11 @@ class Health(BaseModel):
     status: Literal["ok"]
 
 
+class Whoami(BaseModel):
+    user: str = Field(description="the token's user ([[api.tokens]] user)")
+    role: Literal["dealer", "supervisor", "technician"]
+
+
 class Ready(BaseModel):
     ready: bool
     reasons: list[str] = Field(description="why not ready (empty when ready)")

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 
 from shoe_daemon import __version__
 from shoe_daemon.api import models as m
-from shoe_daemon.api.auth import Principal, requires
+from shoe_daemon.api.auth import ROLES, Principal, requires
 from shoe_daemon.api.errors import ApiError
 from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.core.outputs import Publish
@@ -47,6 +47,7 @@ def build_router(ctx) -> APIRouter:
     Supervisor = Annotated[Principal, role("supervisor")]
     Technician = Annotated[Principal, role("technician")]
     DealerOrSupervisor = Annotated[Principal, role("dealer", "supervisor")]
+    AnyRole = Annotated[Principal, role(*ROLES)]
     SupervisorOrTechnician = Annotated[Principal, role("supervisor", "technician")]
 
     # ------------------------------------------------------------------ helpers
@@ -194,6 +195,11 @@ def build_router(ctx) -> APIRouter:
             "api": {"host": api.host, "port": api.port, "tokens": len(ctx.tokens),
                     "stream_clients": len(ctx.streams.clients), "audit_log": str(ctx.audit.path)},
         }
+
+    @router.get("/auth/whoami", response_model=m.Whoami, tags=["health"], responses=_errors(401),
+                summary="Who a bearer token is: its user and role (the console signs in with it)")
+    async def whoami(who: AnyRole):
+        return {"user": who.user, "role": who.role}
 
     # ------------------------------------------------------------------ the game
 
@@ -449,7 +455,7 @@ def build_router(ctx) -> APIRouter:
 
 
 # Settings a reload applies at once; every other change needs a restart.
-LIVE_KEYS = ("api.tokens", "table.limits.", "table.seats", "log.level")
+LIVE_KEYS = ("api.tokens", "table.limits.", "table.seats", "log.level", "display.")
 
 
 def _live(key: str) -> bool:

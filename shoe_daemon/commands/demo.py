@@ -56,16 +56,34 @@ def _wait_port(port: int, timeout: float) -> None:
             time.sleep(0.05)
 
 
-def build_config(workdir: str, shoe_path: str, port: int, decks: int, api_port: int, ws_port: int):
-    from shoe_daemon.config import ApiConfig, Config, JournalConfig, MqttConfig, ShoeConfig, TableConfig
+def demo_tokens() -> dict[str, str]:
+    """Fresh tokens for this run only (never written anywhere but the terminal): the console's sign-in."""
+    import secrets
+
+    return {role: secrets.token_urlsafe(18) for role in ("dealer", "supervisor", "technician")}
+
+
+def build_config(workdir: str, shoe_path: str, port: int, decks: int, api_port: int, ws_port: int,
+                 tokens: dict[str, str] | None = None):
+    from shoe_daemon.config import (
+        ApiConfig,
+        ApiToken,
+        Config,
+        JournalConfig,
+        MqttConfig,
+        ShoeConfig,
+        TableConfig,
+    )
 
     return Config(
         table=TableConfig(id="demo", decks=decks),
         shoe=ShoeConfig(port=shoe_path, driver="protocol", reconnect_min=0.1, reconnect_max=1.0),
         journal=JournalConfig(path=os.path.join(workdir, "journal.sqlite3"), synchronous="normal"),
         mqtt=MqttConfig(embedded_port=port, embedded_ws_port=ws_port),
-        # Read-only API and the browser display; the demo has no tokens, so no writes.
-        api=ApiConfig(enabled=True, host="127.0.0.1", port=api_port),
+        # The API on loopback with this run's tokens: the console (/console/) enters cards and resolves coups.
+        api=ApiConfig(enabled=True, host="127.0.0.1", port=api_port,
+                      tokens=[ApiToken(user=f"demo-{role}", role=role, token=token)
+                              for role, token in (tokens or {}).items()]),
     )
 
 
@@ -129,13 +147,19 @@ def run(args: argparse.Namespace) -> int:
                             link=os.path.join(workdir, "dealing-shoe"), shoes=None, coups=args.coups)
         path = shoe.open()
         api_port, ws_port = _free_port(), _free_port()
-        config = build_config(workdir, path, port, args.decks, api_port, ws_port)
+        tokens = demo_tokens()
+        config = build_config(workdir, path, port, args.decks, api_port, ws_port, tokens)
         print(f"demo: emulated {args.decks}-deck shoe (seed {seed}) on {path}; embedded broker on 127.0.0.1:{port}; "
               f"daemon log {log_path}", file=sys.stderr, flush=True)
         print(f"      another view: shoe-daemon monitor --broker 127.0.0.1:{port} --table demo",
               file=sys.stderr, flush=True)
         print(f"      browser display: http://127.0.0.1:{api_port}/display/   API: http://127.0.0.1:{api_port}/docs",
               file=sys.stderr, flush=True)
+        console = f"http://127.0.0.1:{api_port}/console/"
+        print(f"      console (a card the shoe cannot read waits for a person there): {console}\n"
+              f"        dealer:     {console}#token={tokens['dealer']}\n"
+              f"        supervisor: {console}#token={tokens['supervisor']}\n"
+              f"        technician: {console}#token={tokens['technician']}", file=sys.stderr, flush=True)
 
         daemon = Daemon(config)
         loop = asyncio.new_event_loop()

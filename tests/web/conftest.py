@@ -25,7 +25,8 @@ from tests.web.harness import DisplayServer, browser_session, open_display
 
 @pytest.fixture(scope="module")
 def browser():
-    with browser_session() as b:
+    """Chromium that cannot see the host's fonts: every page test passes on any machine or none."""
+    with browser_session(hide_host_fonts=True) as b:
         yield b
 
 

@@ -17,6 +17,7 @@ import contextlib
 import os
 import random
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -112,20 +113,72 @@ def chromium_path() -> str:
     return path
 
 
+# The fontconfig of a Chromium that cannot see the host's fonts: it knows one font only, a
+# one-glyph placeholder (tests/web/fonts/, a "■" of Noto Sans Symbols 2 renamed "Shoe Test
+# Placeholder"). Chromium needs at least one system font (with none, it refuses every web font
+# too); this one has no letter or digit, so any text the pages do not draw with their own fonts
+# shows as empty boxes, is measured differently, and CSS.getPlatformFontsForNode names it.
+PLACEHOLDER_FONT = Path(__file__).resolve().parent / "fonts" / "placeholder.ttf"
+PLACEHOLDER_FAMILY = "Shoe Test Placeholder"
+HOST_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
+# The same rendering settings whatever the host's fontconfig says (they move glyph advances by
+# fractions of a pixel): Debian's defaults, stated.
+FONTS_CONF = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig>
+{dirs}
+  <cachedir>{cache}</cachedir>
+  <match target="font">
+    <edit name="antialias" mode="assign"><bool>true</bool></edit>
+    <edit name="hinting" mode="assign"><bool>true</bool></edit>
+    <edit name="hintstyle" mode="assign"><const>hintslight</const></edit>
+    <edit name="rgba" mode="assign"><const>none</const></edit>
+  </match>
+</fontconfig>
+"""
+
+
+def hidden_fonts_env(directory: Path, *, host_fonts: bool = False) -> dict[str, str]:
+    """The environment of a Chromium that sees none of the host's fonts (``FONTCONFIG_FILE``), or,
+    ``host_fonts=True``, the same one that also sees the host's font folders: the two differ in
+    the fonts they know and in nothing else."""
+    fonts = directory / "fonts"
+    fonts.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(PLACEHOLDER_FONT, fonts / PLACEHOLDER_FONT.name)
+    dirs = [str(fonts)] + ([d for d in HOST_FONT_DIRS] if host_fonts else [])
+    conf = directory / ("host-fonts.conf" if host_fonts else "fonts.conf")
+    conf.write_text(FONTS_CONF.format(dirs="\n".join(f"  <dir>{d}</dir>" for d in dirs),
+                                      cache=directory / ("cache-host" if host_fonts else "cache")))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FONTCONFIG")}
+    env["FONTCONFIG_FILE"] = str(conf)
+    return env
+
+
 @contextlib.contextmanager
-def browser_session() -> Iterator:
+def browser_session(*, hide_host_fonts: bool = False) -> Iterator:
+    """Debian's Chromium; ``hide_host_fonts``: one that cannot see the host's fonts (the tests' own)."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         pytest.fail("the PyPI package playwright is not installed: .venv/bin/pip install playwright "
                     "(it drives /usr/bin/chromium; never run `playwright install`)", pytrace=False)
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    with contextlib.ExitStack() as stack:
+        env = None
+        if hide_host_fonts:
+            env = hidden_fonts_env(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="no-host-fonts-"))))
+        pw = stack.enter_context(sync_playwright())
+        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, env=env)
         try:
             yield browser
         finally:
             browser.close()
+
+
+def launch_with_host_fonts(browser, directory: Path):
+    """A second Chromium of the same Playwright, that also sees the host's fonts (to compare the two)."""
+    return browser.browser_type.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS,
+                                       env=hidden_fonts_env(directory, host_fonts=True))
 
 
 def open_display(browser, url: str, *, width: int = 1920, height: int = 1080):
@@ -137,8 +190,15 @@ def open_display(browser, url: str, *, width: int = 1920, height: int = 1080):
     page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
     page.add_init_script(CARD_OBSERVER)
     page.goto(url)
+    wait_fonts(page)
     page.wait_for_selector("#conn[data-state=connected]", timeout=10_000)
     return page
+
+
+def wait_fonts(page) -> None:
+    """The page's shipped fonts are in (common.js marks <html data-fonts>); "failed" fails the test."""
+    page.wait_for_selector("html[data-fonts]", state="attached", timeout=10_000)
+    assert page.get_attribute("html", "data-fonts") == "ready", "the page's own fonts did not load"
 
 
 def conn_state(page) -> str:

@@ -224,7 +224,7 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
         session, rest = table_session(config, seed=9, coups=31)
         publish_outputs(publisher, session.outputs)
         publisher.start()
-        big = open_display(browser, server.url, width=1920, height=1080)
+        big = open_display(browser, server.url + "?profile=pit", width=1920, height=1080)
         wait_roads(big, session.last("roads")["seq"])
         current = session.last("coup/current")
         result = session.results()[-1]
@@ -251,7 +251,7 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
         publish_outputs(publisher, dealing)
         current = session.last("coup/current")
         assert current["coup"] == 32 and current["next_side"] is not None
-        small = open_display(browser, server.url, width=800, height=480)
+        small = open_display(browser, server.url + "?profile=pit", width=800, height=480)
         small.wait_for_function("n => document.querySelectorAll('#coup .card').length === n", arg=3, timeout=5000)
         for page in (big, small):   # the big screen follows live, the small one drew from the retained state
             assert_coup_drawn(page, current)
@@ -388,6 +388,82 @@ def test_source_badges_mid_coup_and_live_and_screenshots(ws_mosquitto, browser, 
                                    timeout=5000)
             assert_sources_drawn(page, current)
             assert_badges_readable(page)
+            assert page.js_errors == []
+    finally:
+        publisher.stop(timeout=2)
+        server.stop()
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+def odds_strings(odds: dict) -> list[str]:
+    """Every way the page would write the odds: probabilities and house edges as percentages."""
+    out = []
+    for part in ("probability", "house_edge"):
+        for bet in ("banco", "punto", "tie"):
+            out.append(f"{odds[part][bet] * 100:.2f}%")
+    return out
+
+
+def test_profiles_player_dealer_and_pit(ws_mosquitto, browser, tmp_path):
+    """player: no odds, edge or alert anywhere in the DOM; dealer: alerts, no odds; pit: everything."""
+    config = display_config_for("t1", ws_mosquitto.port)
+    # The player's advantage alert on every bet (any expectation above -50%), and a card the shoe cannot read.
+    config = config.model_copy(update={"table": config.table.model_copy(update={"odds_alert_edge": -0.5}),
+                                       "display": config.display.model_copy(update={"profile": "player"})})
+    server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{ws_mosquitto.websockets_port}").start()
+    publisher = make_publisher(config)
+    try:
+        session, _ = table_session(config, seed=9, coups=6)
+        session.feed(Kind.CARD_UNREADABLE, counter=300)
+        kinds = {a["kind"] for a in session.last("alerts/active")["alerts"]}
+        assert kinds == {"odds_advantage", "card_unreadable"}
+        publish_outputs(publisher, session.outputs)
+        publisher.start()
+        odds = session.last("odds")
+        pages = {}
+        for profile, query in (("player", ""), ("player", "?profile=player"), ("dealer", "?profile=dealer"),
+                               ("pit", "?profile=pit")):
+            page = open_display(browser, server.url + query, width=800, height=480)
+            wait_roads(page, session.last("roads")["seq"])
+            page.wait_for_function("() => document.querySelector('#n-coups').textContent === '6'", timeout=5000)
+            assert page.get_attribute("body", "data-profile") == profile
+            pages[profile + query] = page
+        time.sleep(0.3)      # every retained message is in (alerts/active came before roads)
+
+        for name in ("player", "player?profile=player"):
+            page = pages[name]
+            html = page.content()
+            assert count(page, ".bets .prob, .bets .edge, .bets th.odds-col, #odds-note") == 0
+            assert "EDGE" not in html and ">WIN<" not in html and "LIVE ODDS" not in html
+            assert not [x for x in odds_strings(odds) if x in html]
+            assert "favours the player" not in html and "odds_advantage" not in html
+            assert page.is_hidden("#alert-banner")
+            assert page.evaluate("window.scoreboard.state.odds") is None
+            assert page.inner_text("#bet-banco .lim") == "10 – 10K"        # the limits stay
+
+        dealer = pages["dealer?profile=dealer"]
+        html = dealer.content()
+        assert count(dealer, ".bets .prob, .bets .edge") == 0 and not [x for x in odds_strings(odds) if x in html]
+        assert dealer.is_visible("#alert-banner")
+        assert dealer.get_attribute("#alert-banner", "data-kind") == "card_unreadable"
+        assert dealer.inner_text("#alert-more") == ""                     # the advantage alerts are not its
+        assert "favours the player" not in html
+
+        pit = pages["pit?profile=pit"]
+        assert pit.inner_text("#bet-banco .prob") == f"{odds['probability']['banco'] * 100:.2f}%"
+        assert pit.inner_text("#bet-tie .edge") == f"{odds['house_edge']['tie'] * 100:.2f}%"
+        assert pit.is_visible("#alert-banner")
+        assert pit.inner_text("#alert-more") == "+3 MORE"                 # card_unreadable and 3 advantages
+        assert sorted(a["kind"] for a in pit.evaluate("window.scoreboard.state.alerts")) == [
+            "card_unreadable", "odds_advantage", "odds_advantage", "odds_advantage"]
+        out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
+        out.mkdir(parents=True, exist_ok=True)
+        for name, file in (("player", "display-800x480-player.png"), ("dealer?profile=dealer", "display-800x480-dealer.png"),
+                           ("pit?profile=pit", "display-800x480-pit.png")):
+            _shot(pages[name], out, file)
+        for page in pages.values():
             assert page.js_errors == []
     finally:
         publisher.stop(timeout=2)

@@ -20,11 +20,12 @@ def config(**mqtt) -> Config:
 
 def test_the_static_files_are_all_there_and_reference_nothing_remote():
     static = web.static_dir()
-    for name in ("index.html", "app.js", "style.css", "vendor/mqtt.min.js", "vendor/mqtt.LICENSE.md",
-                 "vendor/README.md"):
+    for name in ("index.html", "app.js", "style.css", "fonts.css", "common.js", "console.html", "console.js",
+                 "console.css", "i18n/en.json", "vendor/mqtt.min.js", "vendor/mqtt.LICENSE.md", "vendor/README.md"):
         assert (static / name).is_file(), name
     assert "MIT License" in (static / "vendor/mqtt.LICENSE.md").read_text()
-    for name in ("index.html", "app.js", "style.css"):
+    for name in ("index.html", "app.js", "style.css", "fonts.css", "common.js", "console.html", "console.js",
+                 "console.css"):
         text = (static / name).read_text()
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), f"{name} loads something remote"
         assert "@import" not in text and "url(http" not in text
@@ -46,6 +47,9 @@ def test_display_config_for_the_embedded_broker():
             "banco": {"min": "10", "max": "10000", "table_max": "100000"},
             "tie": {"min": "5", "max": "1000", "table_max": "10000"},
         },
+        "seats": 7,
+        "profile": "dealer",
+        "lang": "en",
     }
     assert web.display_config(config())["broker"]["url"] is None   # no websockets listener configured
 
@@ -104,6 +108,15 @@ def test_mount_serves_the_page_and_its_config():
         status, headers, body = get(base + "/display/config.json")
         assert status == 200 and headers["cache-control"] == "no-store"
         assert json.loads(body)["broker"]["url"] == "ws://127.0.0.1:9101"
+        status, headers, body = get(base + "/console")
+        assert status in (307, 308) and headers["location"].endswith("/console/")
+        status, headers, body = get(base + "/console/")
+        assert status == 200 and "text/html" in headers["content-type"] and b'id="picker"' in body
+        for path, kind in (("/console/console.js", "javascript"), ("/console/fonts.css", "text/css"),
+                           ("/console/i18n/ru.json", "json"), ("/console/vendor/inter-cyrillic-wght-normal.woff2", "font")):
+            status, headers, _ = get(base + path)
+            assert status == 200 and kind in headers["content-type"], (path, headers["content-type"])
+        assert json.loads(get(base + "/console/config.json")[2])["seats"] == 7
         current["cfg"] = config(host="mqtt.lan")      # a reloaded configuration shows at the next load
         assert json.loads(get(base + "/display/config.json")[2])["broker"]["url"] == "ws://mqtt.lan:9001"
         assert get(base + "/display/nope.js")[0] == 404

@@ -3,6 +3,10 @@
  * config.json (served next to this file) gives the broker's websockets URL, the topic
  * prefix, the table limits and the table id; query parameters override it:
  *   ?broker=ws://host:9001  ?prefix=baccarat/t1  ?table=t1  ?username=..&password=..  ?alerts=off
+ *   ?profile=player|dealer|pit (default: config.json's, from [display] profile)  ?lang=en|ru|bg|fi
+ * A profile says what the screen may show: "player" no odds, no house edge, no alert (the
+ * odds are never written into its DOM, and the odds topic is dropped); "dealer" the alerts but
+ * no odds; "pit" the odds, the house edge and every alert, the player's advantage among them.
  * The page subscribes to <prefix>/# with QoS 1 over MQTT 3.1.1 (both Mosquitto and the
  * embedded broker speak it) and redraws on every message. Everything it shows comes from
  * retained topics, so a reconnect (the client retries every second, forever) redraws it all.
@@ -15,14 +19,23 @@
   var RANKS = { A: "A", T: "10", J: "J", Q: "Q", K: "K" };
   var SIDE_LETTER = { banco: "B", punto: "P", tie: "T" };
   var SEVERITY_RANK = { critical: 3, error: 2, warning: 1, info: 0 };
+  var PROFILES = {
+    player: { odds: false, alerts: false, advantage: false },
+    dealer: { odds: false, alerts: true, advantage: false },
+    pit: { odds: true, alerts: true, advantage: true },
+  };
+  var ADVANTAGE_ALERT = "odds_advantage";
   var DEDUPE_MAX = 4000;
   var TOAST_MS = 6000;
 
   var $ = function (id) { return document.getElementById(id); };
+  var t = window.shoeCommon.t;     // the page's language (common.js, i18n/<lang>.json)
   var params = new URLSearchParams(window.location.search);
 
   var state = {
     config: null,
+    profile: "dealer",
+    shows: PROFILES.dealer,
     prefix: null,
     conn: "connecting",
     status: null,
@@ -75,8 +88,12 @@
   }
 
   function humanKind(kind) {
-    return String(kind || "alert").replace(/_/g, " ").toUpperCase();
+    var key = "alert." + kind;
+    var text = t(key);
+    return text === key ? String(kind || "alert").replace(/_/g, " ").toUpperCase() : text;
   }
+
+  function side(name) { return t("common." + name); }
 
   // Payload duplicates (QoS 1 is at-least-once, retained topics come again on every
   // subscribe) are byte-identical: remember a digest of the recent ones.
@@ -125,14 +142,14 @@
     var conf = typeof src.confidence === "number" ? pct(src.confidence, 1) : null;
     var text, title;
     if (source === "camera") {
-      text = "CAM" + (conf ? " " + conf : "");
-      title = "Read by the camera" + (conf ? " (confidence " + conf + ")" : "") + ", not by the shoe";
+      text = t("display.badge.camera") + (conf ? " " + conf : "");
+      title = conf ? t("display.badge.camera_title_conf", { conf: conf }) : t("display.badge.camera_title");
     } else if (source === "api" || source === "manual") {
-      text = "MANUAL";
-      title = "Entered or corrected by a person (" + source + "), not read by the shoe";
+      text = t("display.badge.manual");
+      title = t("display.badge.manual_title", { source: source });
     } else {
       text = String(source).toUpperCase();
-      title = "Source: " + source;
+      title = t("display.badge.other_title", { source: source });
     }
     var b = el("span", "src-badge " + (source === "camera" ? "camera" : "manual"), text);
     b.title = title;
@@ -207,8 +224,8 @@
       chips.textContent = "";
       if (result) {
         var natural = result.natural && cards.length === 2 && c[side + "_total"] >= 8;
-        if (natural) chips.appendChild(el("span", "chip natural", "NATURAL " + c[side + "_total"]));
-        if (result[side + "_pair"]) chips.appendChild(el("span", "chip pair", "PAIR"));
+        if (natural) chips.appendChild(el("span", "chip natural", t("display.natural_n", { n: c[side + "_total"] })));
+        if (result[side + "_pair"]) chips.appendChild(el("span", "chip pair", t("display.pair")));
       }
     });
 
@@ -219,45 +236,47 @@
     var chips = $("result-chips");
     chips.textContent = "";
     if (!c) {
-      main = "WAITING FOR THE TABLE";
+      main = t("display.waiting");
     } else if (c.voided) {
-      main = "COUP VOID";
+      main = t("display.void");
       st = "void";
     } else if (c.held) {
-      main = "COUP HELD \u2014 CALL THE SUPERVISOR";
+      main = t("display.held");
       st = "held";
     } else if (result) {
       winner = result.winner;
       st = "settled";
       if (result.winner === "tie") {
-        main = "TIE " + result.punto_total + " \u2013 " + result.banco_total;
+        main = t("display.tie_result", { punto: result.punto_total, banco: result.banco_total });
       } else {
         var w = result.winner === "banco" ? result.banco_total : result.punto_total;
         var l = result.winner === "banco" ? result.punto_total : result.banco_total;
-        main = result.winner.toUpperCase() + " WINS " + w + " TO " + l;
+        main = t("display.wins", { side: side(result.winner), w: w, l: l });
       }
-      if (result.natural) chips.appendChild(el("span", "chip natural", "NATURAL" + (result.natural_total ? " " + result.natural_total : "")));
-      if (result.banco_pair) chips.appendChild(el("span", "chip pair banco", "BANCO PAIR"));
-      if (result.punto_pair) chips.appendChild(el("span", "chip pair punto", "PUNTO PAIR"));
+      if (result.natural) {
+        chips.appendChild(el("span", "chip natural", result.natural_total ? t("display.natural_n", { n: result.natural_total }) : t("display.natural")));
+      }
+      if (result.banco_pair) chips.appendChild(el("span", "chip pair banco", t("display.banco_pair")));
+      if (result.punto_pair) chips.appendChild(el("span", "chip pair punto", t("display.punto_pair")));
     } else if (c.complete) {
-      main = "PUNTO " + c.punto_total + " \u00b7 BANCO " + c.banco_total;
-      chips.appendChild(el("span", "chip wait", "AWAITING CONFIRM"));
+      main = t("display.totals", { punto: c.punto_total, banco: c.banco_total });
+      chips.appendChild(el("span", "chip wait", t("display.awaiting_confirm")));
       st = "complete";
     } else if ((c.punto || []).length + (c.banco || []).length > 0) {
-      main = "PUNTO " + c.punto_total + " \u00b7 BANCO " + c.banco_total;
-      if (c.next_side) chips.appendChild(el("span", "chip next " + c.next_side, "NEXT \u25b8 " + c.next_side.toUpperCase()));
+      main = t("display.totals", { punto: c.punto_total, banco: c.banco_total });
+      if (c.next_side) chips.appendChild(el("span", "chip next " + c.next_side, t("display.next", { side: side(c.next_side) })));
       st = "dealing";
     } else if (shoe && shoe.shoe_over) {
-      main = "SHOE OVER \u2014 NEW SHOE";
+      main = t("display.shoe_over_new");
       st = "over";
     } else if (c.burn_due > 0) {
-      main = "BURN";
+      main = t("display.burn");
       st = "burn";
     } else {
-      main = "PLACE YOUR BETS";
+      main = t("display.place_bets");
     }
     if (c && c.awaiting && c.awaiting.unreadable > 0) {
-      chips.appendChild(el("span", "chip wait", "CARD UNREADABLE"));
+      chips.appendChild(el("span", "chip wait", t("display.card_unreadable")));
     }
     setText("result-main", main);
     bar.dataset.winner = winner;
@@ -267,7 +286,7 @@
     var ribbon = $("last-hand");
     ribbon.hidden = !(last || over);
     ribbon.classList.toggle("over", over);
-    setText("last-hand", over ? "Shoe over \u2014 new shoe" : "Last hand");
+    setText("last-hand", over ? t("display.shoe_over_new") : t("display.last_hand"));
     document.body.classList.toggle("is-last-hand", last);
   }
 
@@ -316,12 +335,12 @@
     $("shoe-bar-fill").style.width = (frac * 100).toFixed(1) + "%";
     var facts = $("shoe-facts");
     facts.textContent = "";
-    facts.appendChild(el("span", null, s.decks + " DECKS"));
-    facts.appendChild(el("span", null, s.dealt + " DEALT"));
-    if (s.burn_card) facts.appendChild(el("span", null, "BURN " + s.burn_card));
-    if (s.shoe_over) facts.appendChild(el("span", "warn", "SHOE OVER"));
-    else if (s.cut_card_out) facts.appendChild(el("span", "warn", "CUT CARD OUT"));
-    if (s.burn_due > 0) facts.appendChild(el("span", "warn", "BURN " + s.burn_due));
+    facts.appendChild(el("span", null, t("display.decks", { n: s.decks })));
+    facts.appendChild(el("span", null, t("display.dealt", { n: s.dealt })));
+    if (s.burn_card) facts.appendChild(el("span", null, t("display.burn_card", { card: s.burn_card })));
+    if (s.shoe_over) facts.appendChild(el("span", "warn", t("display.shoe_over")));
+    else if (s.cut_card_out) facts.appendChild(el("span", "warn", t("display.cut_card_out")));
+    if (s.burn_due > 0) facts.appendChild(el("span", "warn", t("display.burn_due", { n: s.burn_due })));
     renderCoup();
   }
 
@@ -334,7 +353,17 @@
     });
   }
 
+  // A profile without odds has no WIN or EDGE column at all: nothing to read in its DOM.
+  function applyProfile() {
+    document.body.dataset.profile = state.profile;
+    if (state.shows.odds) return;
+    document.querySelectorAll(".bets .prob, .bets .edge, .bets th.odds-col, #odds-note").forEach(function (e) {
+      e.remove();
+    });
+  }
+
   function renderOdds() {
+    if (!state.shows.odds) return;
     var o = state.odds;
     var note = $("odds-note");
     ["banco", "punto", "tie"].forEach(function (bet) {
@@ -345,8 +374,8 @@
       row.classList.toggle("player-edge", !!(ok && o.house_edge[bet] < 0));
     });
     if (!o) note.textContent = "";
-    else if (!o.available) note.textContent = "ODDS UNAVAILABLE";
-    else note.textContent = "LIVE ODDS \u00b7 " + (o.cards || "") + " CARDS";
+    else if (!o.available) note.textContent = t("display.odds_unavailable");
+    else note.textContent = t("display.live_odds", { n: o.cards || "" });
   }
 
   // ------------------------------------------------------------------ roads
@@ -483,21 +512,21 @@
       e.appendChild(el("b", null, String(value)));
       ex.appendChild(e);
     }
-    fact("banco", "BANCO PAIR", s.banco_pairs);
-    fact("punto", "PUNTO PAIR", s.punto_pairs);
-    if (s.naturals !== null && s.naturals !== undefined) fact(null, "NATURALS", s.naturals);
+    fact("banco", t("display.banco_pair"), s.banco_pairs);
+    fact("punto", t("display.punto_pair"), s.punto_pairs);
+    if (s.naturals !== null && s.naturals !== undefined) fact(null, t("display.naturals"), s.naturals);
     var cs = s.current_streak;
-    if (cs && cs.winner) fact(cs.winner, "STREAK " + SIDE_LETTER[cs.winner], cs.length);
-    fact("banco", "LONGEST B", s.longest_banco_streak);
-    fact("punto", "LONGEST P", s.longest_punto_streak);
+    if (cs && cs.winner) fact(cs.winner, t("display.streak", { side: SIDE_LETTER[cs.winner] }), cs.length);
+    fact("banco", t("display.longest", { side: "B" }), s.longest_banco_streak);
+    fact("punto", t("display.longest", { side: "P" }), s.longest_punto_streak);
   }
 
   // ------------------------------------------------------------------ alerts, status
 
   function renderAlerts() {
     var banner = $("alert-banner");
-    if (params.get("alerts") === "off") { banner.hidden = true; return; }
-    var active = (state.alerts || []).filter(function (a) { return a && a.severity !== "info"; });
+    if (!alertsShown()) { banner.hidden = true; return; }
+    var active = (state.alerts || []).filter(function (a) { return a && a.severity !== "info" && alertShown(a); });
     active.sort(function (a, b) {
       return (SEVERITY_RANK[b.severity] || 0) - (SEVERITY_RANK[a.severity] || 0) || (a.t || 0) - (b.t || 0);
     });
@@ -512,12 +541,20 @@
     banner.dataset.kind = top.kind;
     setText("alert-kind", humanKind(top.kind));
     setText("alert-message", top.message || "");
-    setText("alert-more", active.length > 1 ? "+" + (active.length - 1) + " MORE" : "");
+    setText("alert-more", active.length > 1 ? t("display.more", { n: active.length - 1 }) : "");
+  }
+
+  function alertsShown() {
+    return state.shows.alerts && params.get("alerts") !== "off";
+  }
+
+  function alertShown(a) {
+    return state.shows.advantage || a.kind !== ADVANTAGE_ALERT;
   }
 
   var toastTimer = null;
   function toast(alert) {
-    if (params.get("alerts") === "off") return;
+    if (!alertsShown() || !alertShown(alert)) return;
     var t = $("toast");
     t.textContent = humanKind(alert.kind) + (alert.message ? " \u2014 " + alert.message : "");
     t.hidden = false;
@@ -528,15 +565,15 @@
   function renderStatus() {
     var box = $("unavailable");
     var msg = null;
-    var title = "TABLE CLOSED";
+    var title = t("display.closed");
     if (state.fatal) {
-      title = "DISPLAY NOT CONFIGURED";
+      title = t("display.not_configured");
       msg = state.fatal;
     } else if (state.schemaWarning) {
-      title = "UPDATE THE DISPLAY";
+      title = t("display.update");
       msg = state.schemaWarning;
     } else if (state.status && state.status.state !== "online") {
-      msg = "The table's daemon is " + (state.status.state || "offline") + ".";
+      msg = t("display.daemon_state", { state: state.status.state || "offline" });
     }
     box.hidden = msg === null;
     setText("unavailable-title", title);
@@ -556,7 +593,7 @@
     state.conn = st;
     var e = $("conn");
     e.dataset.state = st;
-    setText("conn-text", { connected: "LIVE", connecting: "CONNECTING", reconnecting: "RECONNECTING", offline: "OFFLINE" }[st] || st.toUpperCase());
+    setText("conn-text", t("conn." + st));
     document.body.classList.toggle("stale", st !== "connected");
   }
 
@@ -571,11 +608,12 @@
     "shoe": function (p) { state.shoe = p; renderShoe(); },
     "roads": function (p) { state.roads = p; renderRoads(); },
     "stats": function (p) { state.stats = p; renderStats(); },
-    "odds": function (p) { state.odds = p; renderOdds(); },
+    "odds": function (p) { if (state.shows.odds) { state.odds = p; renderOdds(); } },
     "sources": function (p) { state.sources = p.sources || {}; renderSources(); },
-    "alerts/active": function (p) { state.alerts = p.alerts || []; renderAlerts(); },
+    "alerts/active": function (p) { state.alerts = (p.alerts || []).filter(alertShown); renderAlerts(); },
     "alerts/event": function (p) {
       var a = p.alert || {};
+      if (!alertShown(a)) return;
       if (p.action === "raised" && a.severity === "info") toast(a);
       if (p.action === "cleared") {
         state.alerts = state.alerts.filter(function (x) { return x.id !== a.id; });
@@ -602,7 +640,7 @@
     try { p = JSON.parse(text); } catch (err) { return; }
     if (!p || typeof p !== "object") return;
     if (p.schema !== SCHEMA) {
-      state.schemaWarning = "This table publishes payload schema " + p.schema + "; this page knows schema " + SCHEMA + ".";
+      state.schemaWarning = t("display.schema", { theirs: p.schema, ours: SCHEMA });
       renderStatus();
       return;
     }
@@ -619,7 +657,7 @@
     var cfg = state.config;
     var url = params.get("broker") || (cfg.broker && cfg.broker.url);
     if (!url) {
-      state.fatal = "No broker websockets URL: set [mqtt] embedded_ws_port (embedded broker) or open this page with ?broker=ws://HOST:9001";
+      state.fatal = t("display.no_broker");
       setConn("offline");
       renderStatus();
       return;
@@ -656,6 +694,15 @@
     if (params.get("prefix")) cfg.prefix = params.get("prefix");
     if (!cfg.prefix && cfg.table_id) cfg.prefix = "baccarat/" + cfg.table_id;
     state.config = cfg;
+    window.shoeCommon.translate();
+    document.querySelectorAll("[data-i18n-road]").forEach(function (road) {
+      road.dataset.name = t("display.road." + road.dataset.i18nRoad);
+      road.dataset.short = t("display.road." + road.dataset.i18nRoad + "_short");
+    });
+    var profile = params.get("profile") || cfg.profile || "dealer";
+    state.profile = PROFILES[profile] ? profile : "player";   // an unknown profile shows the least
+    state.shows = PROFILES[state.profile];
+    applyProfile();
     state.prefix = (cfg.prefix || "").replace(/\/+$/, "");
     setText("table-id", (cfg.table_id || "\u2013").toUpperCase());
     document.title = "Punto Banco \u00b7 " + (cfg.table_id || "");
@@ -665,7 +712,7 @@
     renderRoads();
     renderAlerts();
     if (!state.prefix) {
-      state.fatal = "No table: serve config.json or open this page with ?table=ID";
+      state.fatal = t("display.no_table");
       setConn("offline");
       renderStatus();
       return;
@@ -681,8 +728,13 @@
     resizeTimer = setTimeout(renderRoads, 50);
   });
 
-  fetch("config.json", { cache: "no-store" })
+  // The shipped fonts first (common.js): nothing is laid out in a host font.
+  var fonts = window.shoeCommon ? window.shoeCommon.fontsReady() : Promise.resolve();
+  var config = fetch("config.json", { cache: "no-store" })
     .then(function (r) { return r.ok ? r.json() : {}; })
-    .catch(function () { return {}; })
-    .then(start);
+    .catch(function () { return {}; });
+  Promise.all([config, fonts]).then(function (both) {
+    var cfg = both[0];
+    return window.shoeCommon.loadLang(window.shoeCommon.chooseLang(cfg.lang)).then(function () { start(cfg); });
+  });
 })();
