@@ -141,7 +141,8 @@ class Writer:
     """One thread, one connection: batches of messages -> one transaction -> acks."""
 
     def __init__(self, store_url: str, prefix: str, metrics, *, batch_max: int = 500, batch_wait: float = 0.02,
-                 on_commit: Callable[[list[Decoded]], None] | None = None) -> None:
+                 on_commit: Callable[[list[Decoded]], None] | None = None, consumer: str | None = None) -> None:
+        self.consumer = consumer      # recorded with each message: which floor consumer stored it
         self.store_url = store_url
         self.prefix = prefix
         self.metrics = metrics
@@ -252,7 +253,7 @@ class Writer:
                     store.set_status(d.table_id, d.payload["state"], d.payload.get("version"), now)
                     outcomes["status"] += 1
                     continue
-                if not store.record_message(d.table_id, d.seq, d.suffix, d.type, d.t, now):
+                if not store.record_message(d.table_id, d.seq, d.suffix, d.type, d.t, now, self.consumer):
                     outcomes["duplicate"] += 1
                     continue
                 try:

@@ -33,6 +33,7 @@ class FloorService:
         self.writer = Writer(config.floor.database, config.floor.prefix, self.metrics,
                              batch_max=config.floor.batch_max, batch_wait=config.floor.batch_wait)
         self.consumer = Consumer(config, self.writer, self.metrics)
+        self.writer.consumer = self.consumer.client_id
         self.gaps = GapChecker(config, self.metrics)
         self.server = None
         self._server_thread: threading.Thread | None = None

@@ -44,7 +44,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             updated_at DOUBLE PRECISION)""",
         """CREATE TABLE messages (
             table_id TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, type TEXT,
-            t DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL,
+            t DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL, consumer TEXT,
             PRIMARY KEY (table_id, seq))""",
         """CREATE TABLE coups (
             table_id TEXT NOT NULL, coup_id TEXT NOT NULL, revision INTEGER NOT NULL,
@@ -245,11 +245,11 @@ class Store:
                      (table_id, time.time()))
 
     def record_message(self, table_id: str, seq: int, topic: str, type_: str | None, t: float | None,
-                       received_at: float) -> bool:
+                       received_at: float, consumer: str | None = None) -> bool:
         """True when (table_id, seq) is new; False for a message seen before (a duplicate)."""
         cur = self.execute(
-            "INSERT INTO messages (table_id, seq, topic, type, t, received_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (table_id, seq) DO NOTHING", (table_id, seq, topic, type_, t, received_at))
+            "INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (table_id, seq) DO NOTHING", (table_id, seq, topic, type_, t, received_at, consumer))
         if cur.rowcount != 1:
             return False
         self.execute("UPDATE tables SET last_seq = ?, updated_at = ? WHERE table_id = ? AND last_seq < ?",

@@ -73,9 +73,12 @@ def test_a_floor_started_late_detects_the_gap_and_fills_it_from_the_recall(tmp_p
         table.deal()
         table.wait_done()
         cfg = load_floor_config(floor_config(tmp_path / "floor.toml", broker_port=mosquitto.port,
-                                             database=sqlite_url, tables=[table], gap_grace=0.5))
+                                             database=sqlite_url, tables=[table], gap_grace=0.5,
+                                             protocol="3.1.1"))
         floor = FloorService(cfg, web=False).start()
         try:
+            # MQTT 3.1.1 has no shared subscriptions: one consumer on the plain topic filter.
+            assert floor.consumer.topic == "baccarat/+/#"
             store = Store.open(sqlite_url)
             gaps = wait_until(lambda: [g for g in store.gaps("late") if g["state"] == "filled"], 20,
                               "the gap to be filled")
