@@ -206,3 +206,23 @@ def same_coup(db: dict, journal: dict) -> list[str]:
 
 def dumps(x) -> str:
     return json.dumps(x, sort_keys=True)
+
+
+def bridge_conf(table_id: str, floor_port: int, *, prefix: str = "baccarat", floor_host: str = "127.0.0.1") -> list[str]:
+    """The table broker's bridge to the floor broker, as in docs/floor.md ("The bridge")."""
+    return [
+        "max_queued_messages 1000000",       # a link down for minutes: keep every QoS 1 message
+        "max_inflight_messages 100",
+        f"connection floor-{table_id}",
+        f"address {floor_host}:{floor_port}",
+        f"remote_clientid bridge-{table_id}",
+        f"local_clientid bridge-{table_id}-local",
+        "bridge_protocol_version mqttv311",
+        "cleansession false",
+        "try_private false",
+        "bridge_attempt_unsubscribe false",
+        "notifications false",
+        "keepalive_interval 5",
+        "restart_timeout 1 5",
+        f"topic {prefix}/{table_id}/# out 1",
+    ]
