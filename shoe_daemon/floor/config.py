@@ -65,7 +65,7 @@ class FloorSection(_Section):
     gap_grace: float = Field(5.0, gt=0, le=3600)
     gap_check_interval: float = Field(1.0, gt=0, le=60)
     batch_max: int = Field(500, ge=1, le=10000)
-    batch_wait: float = Field(0.02, ge=0, le=1)
+    batch_wait: float = Field(0.0, ge=0, le=1)   # 0: commit what is there; batches grow with the load
     recall_timeout: float = Field(5.0, gt=0, le=60)
 
     @field_validator("prefix")

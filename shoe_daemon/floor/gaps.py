@@ -1,7 +1,7 @@
 """Gaps in a table's ``seq``: detected on the database, raised, and filled from the table's recall.
 
 Every message a table publishes carries ``seq``, +1 per message (docs/mqtt.md). The
-floor stores each (table, seq) once; ``tables.contiguous_seq`` is the highest seq up to
+floor stores each (table, seq) once; ``seq_state.contiguous_seq`` is the highest seq up to
 which it has every message (or has declared the rest a gap). The checker walks the
 stored seqs above it; a hole that is still open ``gap_grace`` seconds after the first
 message behind it arrived is a gap: shared subscriptions and redeliveries reorder
@@ -16,7 +16,7 @@ It is then filled from the table's HTTP API (``[[tables]] api_url``, docs/api.md
 upserted on the same keys as MQTT's rows, so a fill doubles nothing; the gap becomes
 ``filled`` with what it recovered, or stays ``open`` with the error and is retried
 (``unfillable`` when no API URL is configured for the table). Messages that still
-arrive late for a declared gap are stored as usual and counted in ``late``.
+arrive late for a declared gap are stored as usual.
 
 The seqs themselves of the missed messages (cards, coup snapshots, roads) are not
 recalled: what the floor keeps from them (coups, alerts, actions) is.
@@ -85,42 +85,52 @@ class GapChecker:
         """Find new gaps, then try to fill the open ones. Returns the gaps found now."""
         store = self.store
         assert store is not None
-        found = []
         now = self.clock()
-        for table in store.tables():
-            found += self._check_table(store, table["table_id"], int(table["contiguous_seq"]), now)
-        self.metrics.tables.set(len(store.tables()))
-        for gap in store.gaps(state="open"):
+        by_table: dict[str, list[dict]] = {}
+        for row in store.unchecked_messages():
+            by_table.setdefault(row["table_id"], []).append(row)
+        found: list[dict] = []
+        advance: list[tuple[str, int]] = []
+        for table_id, rows in by_table.items():
+            gaps, reached = self._walk(rows, int(rows[0]["contiguous_seq"]), now)
+            found += [{"table_id": table_id, "from_seq": a, "to_seq": b} for a, b in gaps]
+            if reached > int(rows[0]["contiguous_seq"]):
+                advance.append((table_id, reached))
+        if found or advance:
+            with store.transaction():
+                new = [g for g in found if store.add_gap(g["table_id"], g["from_seq"], g["to_seq"], now)]
+                if advance:
+                    store.advance_contiguous(advance)
+            for g in new:
+                self.metrics.gaps.inc()
+                log.warning("floor: table %s: messages %d-%d missing (gap); filling from its recall",
+                            g["table_id"], g["from_seq"], g["to_seq"])
+            found = new
+        self.metrics.tables.set(store.count("tables"))
+        open_gaps = store.gaps(state="open")
+        for gap in open_gaps:
             key = (gap["table_id"], int(gap["from_seq"]))
-            if now - self._tried.get(key, 0.0) >= RETRY_OPEN or key not in self._tried:
+            if key not in self._tried or now - self._tried[key] >= RETRY_OPEN:
                 self._tried[key] = now
                 self.fill(gap)
-        self.metrics.open_gaps.set(len(store.gaps(state="open")))
+        self.metrics.open_gaps.set(len(store.gaps(state="open")) if open_gaps else 0)
         return found
 
-    def _check_table(self, store: Store, table_id: str, contiguous: int, now: float) -> list[dict]:
-        found = []
+    def _walk(self, rows: list[dict], contiguous: int, now: float) -> tuple[list[tuple[int, int]], int]:
+        """The holes older than the grace in a table's seqs above ``contiguous``, and how far
+        the table is now contiguous (holes declared as gaps count as passed)."""
+        gaps = []
         expected = contiguous + 1
-        for row in store.messages_after(table_id, contiguous):
+        for row in rows:
             seq = int(row["seq"])
             if seq == expected:
                 expected += 1
                 continue
             if now - float(row["received_at"]) < self.grace:
                 break   # the hole may still close (reordering, a redelivery)
-            gap = {"table_id": table_id, "from_seq": expected, "to_seq": seq - 1}
-            with store.transaction():
-                if store.add_gap(table_id, expected, seq - 1, now):
-                    found.append(gap)
-            if gap in found:
-                self.metrics.gaps.inc()
-                log.warning("floor: table %s: messages %d-%d missing (gap); filling from its recall",
-                            table_id, expected, seq - 1)
+            gaps.append((expected, seq - 1))
             expected = seq + 1
-        if expected - 1 > contiguous:
-            with store.transaction():
-                store.advance_contiguous(table_id, expected - 1)
-        return found
+        return gaps, expected - 1
 
     # ------------------------------------------------------------------ filling
 

@@ -140,7 +140,7 @@ def _int(v) -> int | None:
 class Writer:
     """One thread, one connection: batches of messages -> one transaction -> acks."""
 
-    def __init__(self, store_url: str, prefix: str, metrics, *, batch_max: int = 500, batch_wait: float = 0.02,
+    def __init__(self, store_url: str, prefix: str, metrics, *, batch_max: int = 500, batch_wait: float = 0.0,
                  on_commit: Callable[[list[Decoded]], None] | None = None, consumer: str | None = None) -> None:
         self.consumer = consumer      # recorded with each message: which floor consumer stored it
         self.store_url = store_url
@@ -154,6 +154,7 @@ class Writer:
         self._thread: threading.Thread | None = None
         self.store: Store | None = None
         self.idle = threading.Event()
+        self._known: set[str] = set()      # tables ensured in the database by this writer
 
     def start(self) -> Writer:
         self.store = Store.open(self.store_url)
@@ -228,53 +229,65 @@ class Writer:
             log.debug("reconnect failed: %s", exc)
 
     def write(self, batch: list[Incoming]) -> list[Decoded]:
-        """Store ``batch`` in one transaction; returns the messages that were new."""
+        """Store ``batch`` in one transaction; returns the messages that were new.
+
+        One multi-row INSERT of the (table, seq) keys tells which messages are new; the
+        rows they make follow (a coup, an alert event), and each table's newest state is
+        written once per batch."""
         store = self.store
         assert store is not None
-        stored: list[Decoded] = []
         outcomes = {"stored": 0, "duplicate": 0, "rejected": 0, "status": 0}
         coups = alerts = 0
-        latencies = []
+        decoded: list[tuple[Incoming, Decoded]] = []
         with store.transaction():
-            seen_tables: set[str] = set()
             for item in batch:
-                now = item.received_at
                 try:
                     d = decode(self.prefix, item.topic, item.payload)
                 except BadMessage as exc:
-                    store.add_rejected(item.topic, item.payload, str(exc), now)
-                    outcomes["rejected"] += 1
-                    log.warning("floor: rejected a message on %s: %s", item.topic, exc)
+                    self._reject(store, item, exc, outcomes)
                     continue
-                if d.table_id not in seen_tables:
+                if d.table_id not in self._known:
                     store.ensure_table(d.table_id)
-                    seen_tables.add(d.table_id)
+                    self._known.add(d.table_id)
                 if d.seq is None:
-                    store.set_status(d.table_id, d.payload["state"], d.payload.get("version"), now)
+                    store.set_status(d.table_id, d.payload["state"], d.payload.get("version"), item.received_at)
                     outcomes["status"] += 1
-                    continue
-                if not store.record_message(d.table_id, d.seq, d.suffix, d.type, d.t, now, self.consumer):
+                else:
+                    decoded.append((item, d))
+            keys = {}
+            for item, d in decoded:
+                keys.setdefault((d.table_id, d.seq), (d.table_id, d.seq, d.suffix, d.type, d.t, item.received_at,
+                                                      self.consumer))
+            new = store.record_messages(list(keys.values())) if keys else set()
+            stored: list[Decoded] = []
+            states: dict[tuple[str, str], tuple] = {}
+            for item, d in decoded:
+                key = (d.table_id, d.seq)
+                if key not in new:
                     outcomes["duplicate"] += 1
                     continue
+                new.discard(key)          # a second copy in the same batch is a duplicate
                 try:
                     if d.suffix == "coup/result":
-                        coups += store.upsert_coup(coup_row(d.table_id, d.payload, seq=d.seq, source="mqtt", now=now))
+                        coups += store.upsert_coup(coup_row(d.table_id, d.payload, seq=d.seq, source="mqtt",
+                                                            now=item.received_at))
                     elif d.suffix == "alerts/event":
                         action = d.payload.get("action")
                         if action not in ("raised", "acknowledged", "cleared"):
                             raise BadMessage(f"alert event with action {action!r}")
                         alerts += store.add_alert_event(alert_row(d.table_id, action, d.payload.get("alert"),
-                                                                  seq=d.seq, source="mqtt", now=now))
+                                                                  seq=d.seq, source="mqtt", now=item.received_at))
                     elif d.type in STATE_TYPES and d.suffix in ("coup/current", "shoe", "alerts/active"):
-                        store.set_state(d.table_id, STATE_TYPES[d.type], d.seq, d.payload)
+                        which = STATE_TYPES[d.type]
+                        if states.get((d.table_id, which), (0,))[0] < d.seq:
+                            states[(d.table_id, which)] = (d.seq, d.payload)
                 except BadMessage as exc:
-                    store.add_rejected(item.topic, item.payload, str(exc), now)
-                    outcomes["rejected"] += 1
+                    self._reject(store, item, exc, outcomes)
                     continue
                 outcomes["stored"] += 1
                 stored.append(d)
-                if d.t:
-                    latencies.append(d.t)
+            if states:
+                store.set_states([(t, which, seq, payload) for (t, which), (seq, payload) in states.items()])
         committed = time.time()
         for name, n in outcomes.items():
             if n:
@@ -284,6 +297,12 @@ class Writer:
         if alerts:
             self.metrics.alert_events.labels(origin="mqtt").inc(alerts)
         self.metrics.batches.inc()
-        for t in latencies:
-            self.metrics.observe_latency(max(committed - t, 0.0))
+        for d in stored:
+            if d.t:
+                self.metrics.observe_latency(max(committed - d.t, 0.0))
         return stored
+
+    def _reject(self, store: Store, item: Incoming, exc: Exception, outcomes: dict) -> None:
+        store.add_rejected(item.topic, item.payload, str(exc), item.received_at)
+        outcomes["rejected"] += 1
+        log.warning("floor: rejected a message on %s: %s", item.topic, exc)

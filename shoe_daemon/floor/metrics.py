@@ -52,6 +52,17 @@ class FloorMetrics:
         metric = counter.labels(**labels) if labels else counter
         return metric._value.get()  # prometheus-client's own value holder
 
+    def latency_ms(self) -> dict:
+        """p50 / p99 / max of the recent ingest latencies (t -> committed), in ms."""
+        values = sorted(self.latencies())
+        if not values:
+            return {"n": 0, "p50": None, "p99": None, "max": None}
+
+        def pct(p: float) -> float:
+            return round(values[min(len(values) - 1, int(p / 100 * (len(values) - 1) + 0.5))] * 1000, 2)
+
+        return {"n": len(values), "p50": pct(50), "p99": pct(99), "max": round(values[-1] * 1000, 2)}
+
     def snapshot(self) -> dict:
         return {
             "stored": self.value(self.messages, outcome="stored"),

@@ -36,12 +36,13 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         """CREATE TABLE tables (
             table_id TEXT PRIMARY KEY,
             status TEXT, status_at DOUBLE PRECISION, version TEXT,
-            last_seq BIGINT NOT NULL DEFAULT 0,
-            contiguous_seq BIGINT NOT NULL DEFAULT 0,
             coup_seq BIGINT NOT NULL DEFAULT 0, coup_json TEXT,
             shoe_seq BIGINT NOT NULL DEFAULT 0, shoe_json TEXT,
             active_seq BIGINT NOT NULL DEFAULT 0, active_json TEXT,
             updated_at DOUBLE PRECISION)""",
+        # Apart from `tables`, so that the gap checker never waits for the writer's row locks.
+        """CREATE TABLE seq_state (
+            table_id TEXT PRIMARY KEY, contiguous_seq BIGINT NOT NULL DEFAULT 0)""",
         """CREATE TABLE messages (
             table_id TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, type TEXT,
             t DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL, consumer TEXT,
@@ -74,7 +75,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         """CREATE TABLE gaps (
             table_id TEXT NOT NULL, from_seq BIGINT NOT NULL, to_seq BIGINT NOT NULL,
             detected_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL,
-            filled_at DOUBLE PRECISION, late INTEGER NOT NULL DEFAULT 0,
+            filled_at DOUBLE PRECISION,
             coups_recovered INTEGER NOT NULL DEFAULT 0, alerts_recovered INTEGER NOT NULL DEFAULT 0,
             error TEXT,
             PRIMARY KEY (table_id, from_seq))""",
@@ -244,17 +245,32 @@ class Store:
         self.execute("INSERT INTO tables (table_id, updated_at) VALUES (?, ?) ON CONFLICT (table_id) DO NOTHING",
                      (table_id, time.time()))
 
+    def record_messages(self, rows: list[tuple]) -> set[tuple[str, int]]:
+        """Insert ``(table_id, seq, topic, type, t, received_at, consumer)`` rows in one statement;
+        returns the (table_id, seq) that were new (the others were seen before: duplicates)."""
+        new: set[tuple[str, int]] = set()
+        if self.kind == "postgresql" and rows:
+            # One fixed statement over arrays (binary: no escaping): PostgreSQL plans it once.
+            cols = list(zip(*rows, strict=True))
+            cur = self.conn.cursor()
+            cur.execute("INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) "
+                        "SELECT * FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[], %b::float8[], "
+                        "%b::float8[], %b::text[]) ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq",
+                        [list(c) for c in cols])
+            return {(t, int(q)) for t, q in cur.fetchall()}
+        for i in range(0, len(rows), 1000):
+            chunk = rows[i:i + 1000]
+            marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+            cur = self.execute(
+                f"INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) VALUES {marks} "
+                "ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq", [v for r in chunk for v in r])
+            new.update((t, int(q)) for t, q in cur.fetchall())
+        return new
+
     def record_message(self, table_id: str, seq: int, topic: str, type_: str | None, t: float | None,
                        received_at: float, consumer: str | None = None) -> bool:
         """True when (table_id, seq) is new; False for a message seen before (a duplicate)."""
-        cur = self.execute(
-            "INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) VALUES (?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (table_id, seq) DO NOTHING", (table_id, seq, topic, type_, t, received_at, consumer))
-        if cur.rowcount != 1:
-            return False
-        self.execute("UPDATE tables SET last_seq = ?, updated_at = ? WHERE table_id = ? AND last_seq < ?",
-                     (seq, received_at, table_id, seq))
-        return True
+        return bool(self.record_messages([(table_id, seq, topic, type_, t, received_at, consumer)]))
 
     def upsert_coup(self, row: dict) -> bool:
         """Insert a coup's result; a recall of a coup already stored adds what MQTT lacks
@@ -307,20 +323,39 @@ class Store:
                      "ON CONFLICT (table_id, at, state) DO NOTHING", (table_id, at, state, version))
         return True
 
+    def set_states(self, rows: list[tuple[str, str, int, dict]]) -> None:
+        """The newest retained state of each kind (``coup``, ``shoe``, ``active``) of each table,
+        from ``(table_id, which, seq, payload)`` rows: an older seq never overwrites a newer one."""
+        by_kind: dict[str, list] = {}
+        for table_id, which, seq, payload in rows:
+            assert which in ("coup", "shoe", "active")
+            by_kind.setdefault(which, []).append((seq, _j(payload), table_id, seq))
+        for which, params in by_kind.items():
+            if self.kind == "postgresql":
+                self.conn.cursor().execute(
+                    f"UPDATE tables SET {which}_seq = v.seq, {which}_json = v.j "
+                    "FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS v(seq, j, table_id) "
+                    f"WHERE tables.table_id = v.table_id AND tables.{which}_seq < v.seq",
+                    [[p[0] for p in params], [p[1] for p in params], [p[2] for p in params]])
+                continue
+            self.conn.cursor().executemany(
+                self._sql(f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?"),
+                params)
+
     def set_state(self, table_id: str, which: str, seq: int, payload: dict) -> None:
-        """The newest retained state of a kind (``coup``, ``shoe``, ``active``): older seqs never win."""
-        assert which in ("coup", "shoe", "active")
-        self.execute(f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?",
-                     (seq, _j(payload), table_id, seq))
+        self.set_states([(table_id, which, seq, payload)])
 
     def add_gap(self, table_id: str, from_seq: int, to_seq: int, at: float) -> bool:
         cur = self.execute("INSERT INTO gaps (table_id, from_seq, to_seq, detected_at, state) VALUES (?, ?, ?, ?, 'open') "
                            "ON CONFLICT (table_id, from_seq) DO NOTHING", (table_id, from_seq, to_seq, at))
         return cur.rowcount == 1
 
-    def advance_contiguous(self, table_id: str, seq: int) -> None:
-        self.execute("UPDATE tables SET contiguous_seq = ? WHERE table_id = ? AND contiguous_seq < ?",
-                     (seq, table_id, seq))
+    def advance_contiguous(self, reached: list[tuple[str, int]]) -> None:
+        """Each table is contiguous up to its seq in ``reached`` (never goes back)."""
+        top = "GREATEST" if self.kind == "postgresql" else "MAX"
+        self.conn.cursor().executemany(self._sql(
+            "INSERT INTO seq_state (table_id, contiguous_seq) VALUES (?, ?) ON CONFLICT (table_id) DO UPDATE "
+            f"SET contiguous_seq = {top}(seq_state.contiguous_seq, excluded.contiguous_seq)"), reached)
 
     def finish_gap(self, table_id: str, from_seq: int, state: str, *, coups: int = 0, alerts: int = 0,
                    error: str | None = None) -> None:
@@ -336,7 +371,19 @@ class Store:
     # ------------------------------------------------------------------ reads
 
     def tables(self) -> list[dict]:
-        return self.query("SELECT * FROM tables ORDER BY table_id")
+        return self.query("SELECT tables.*, (SELECT MAX(seq) FROM messages m WHERE m.table_id = tables.table_id) "
+                          "AS last_seq, COALESCE(s.contiguous_seq, 0) AS contiguous_seq FROM tables "
+                          "LEFT JOIN seq_state s ON s.table_id = tables.table_id ORDER BY tables.table_id")
+
+    def unchecked_messages(self, limit: int = 200_000) -> list[dict]:
+        """Every table's stored seqs above its contiguous_seq, in (table, seq) order (the gap checker)."""
+        rows = []
+        for state in self.query("SELECT t.table_id, COALESCE(s.contiguous_seq, 0) AS contiguous_seq FROM tables t "
+                                "LEFT JOIN seq_state s ON s.table_id = t.table_id ORDER BY t.table_id"):
+            for r in self.query("SELECT seq, received_at FROM messages WHERE table_id = ? AND seq > ? "
+                                "ORDER BY seq LIMIT ?", (state["table_id"], state["contiguous_seq"], limit)):
+                rows.append({"table_id": state["table_id"], "contiguous_seq": state["contiguous_seq"], **r})
+        return rows
 
     def messages_after(self, table_id: str, seq: int, limit: int = 5000) -> list[dict]:
         return self.query("SELECT seq, received_at FROM messages WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT ?",

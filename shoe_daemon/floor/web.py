@@ -10,6 +10,7 @@ the floor's database, through one connection per request thread.
 | ``/table/{id}`` | one table: its coup, last coups, alerts, supervisor actions, status changes, gaps |
 | ``/recall`` | coups across tables by table, shoe, coup and time |
 | ``/api/floor``, ``/api/tables/{id}``, ``/api/coups`` | the same as JSON |
+| ``/api/ingest`` | the ingest counters and latency percentiles |
 | ``/export/{coups,alerts,actions}.csv?since=&until=&table=`` | a shift as CSV |
 | ``/metrics`` | Prometheus; ``/healthz`` |
 
@@ -131,6 +132,11 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
     @app.get("/metrics", include_in_schema=False)
     def prom():
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/api/ingest")
+    def api_ingest():
+        """The ingest figures with the latency from a message's t to its commit (the last 200,000)."""
+        return {**metrics.snapshot(), "latency_ms": metrics.latency_ms()}
 
     @app.get("/api/floor")
     def api_floor():
