@@ -198,7 +198,7 @@ def run(args) -> int:
         cfg.write_text(f"""[floor]
 prefix = "baccarat"
 database = "{database}"
-share_group = "floor"
+share_group = "{'' if args.outage else 'floor'}"
 client_id = "bench-floor"
 session_expiry = {3600 if args.outage else 0}
 gap_grace = 5.0

@@ -18,6 +18,10 @@ upserted on the same keys as MQTT's rows, so a fill doubles nothing; the gap bec
 (``unfillable`` when no API URL is configured for the table). Messages that still
 arrive late for a declared gap are stored as usual.
 
+Coups that came over MQTT are completed the same way, one ``GET /coups/{coup_id}`` each
+(``enrich``): MQTT's ``coup/result`` has the cards and the winner, the recall adds every
+card's source and the settlement of the bets.
+
 The seqs themselves of the missed messages (cards, coup snapshots, roads) are not
 recalled: what the floor keeps from them (coups, alerts, actions) is.
 """
@@ -52,6 +56,7 @@ class GapChecker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._tried: dict[tuple[str, int], float] = {}
+        self._enrich_tried: dict[tuple, float] = {}
 
     def start(self) -> GapChecker:
         self.store = Store.open(self.config.floor.database)
@@ -114,7 +119,42 @@ class GapChecker:
                 self._tried[key] = now
                 self.fill(gap)
         self.metrics.open_gaps.set(len(store.gaps(state="open")) if open_gaps else 0)
+        self.enrich(now)
         return found
+
+    def enrich(self, now: float, limit: int = 50) -> int:
+        """Coups stored from MQTT get what only the table's recall has: every card with its
+        source and the settlement of the bets (``GET /coups/{coup_id}``). Returns how many."""
+        store = self.store
+        assert store is not None
+        apis = {t.id: t for t in self.config.tables if t.api_url}
+        if not apis:
+            return 0
+        marks = ", ".join("?" for _ in apis)
+        rows = store.query(f"SELECT table_id, coup_id, revision FROM coups WHERE recalled = 0 AND table_id IN ({marks}) "
+                           "ORDER BY stored_at LIMIT ?", [*apis, limit * 4])
+        done = 0
+        for row in rows:
+            key = (row["table_id"], row["coup_id"], int(row["revision"]))
+            if now - self._enrich_tried.get(key, -RETRY_OPEN) < RETRY_OPEN:
+                continue
+            if done >= limit:
+                break
+            self._enrich_tried[key] = now
+            try:
+                record = self._get(apis[row["table_id"]], f"/coups/{row['coup_id']}")
+            except (OSError, ValueError, urllib.error.URLError) as exc:
+                self.metrics.recall_errors.inc()
+                log.debug("floor: table %s: recall of coup %s failed: %s", row["table_id"], row["coup_id"], exc)
+                continue
+            if int(record.get("revision") or 0) != key[2]:
+                continue   # re-settled meanwhile: its own result row will be enriched
+            with store.transaction():
+                store.upsert_coup(coup_row(row["table_id"], record, seq=None, source="recall", now=time.time(),
+                                           recalled=True))
+            self._enrich_tried.pop(key, None)
+            done += 1
+        return done
 
     def _walk(self, rows: list[dict], contiguous: int, now: float) -> tuple[list[tuple[int, int]], int]:
         """The holes older than the grace in a table's seqs above ``contiguous``, and how far

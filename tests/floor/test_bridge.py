@@ -28,7 +28,7 @@ def test_floor_link_down_for_a_while_loses_nothing(tmp_path, mosquitto_factory, 
     table_brokers = {t: mosquitto_factory(persistence=True, extra_conf=bridge_conf(t, floor_broker.port))
                      for t in table_ids}
     cfg = load_floor_config(floor_config(tmp_path / "floor.toml", broker_port=floor_broker.port, database=sqlite_url,
-                                         client_id="floor-1", session_expiry=3600, share_group="floor"))
+                                         client_id="floor-1", session_expiry=3600, share_group=""))
     floor = FloorService(cfg, web=False).start()
     tables = [TableRig(tmp_path, t, broker_port=table_brokers[t].port, coups=16, pace=0.12, seed=30 + i,
                        api=False).start() for i, t in enumerate(table_ids)]

@@ -57,6 +57,11 @@ def test_two_consumers_share_the_load_and_one_killed_mid_stream_loses_nothing(tm
         assert assert_floor_has_every_coup_once(store, tables) == want >= 42
         for gap in store.gaps():
             assert gap["state"] == "filled", gap
+        # Every coup is completed from its table's recall: cards with their sources.
+        wait_until(lambda: store.count("coups", "WHERE recalled = 0") == 0, 30, "every coup recalled")
+        for c in store.coups():
+            assert sorted(d["card"] for d in c["dealt"] if d["role"] == "coup") == sorted(c["punto"] + c["banco"])
+            assert {d["source"] for d in c["dealt"]} == {"shoe"}
         store.close()
         assert b.stop() == 0, b.log_text()
     finally:
