@@ -213,13 +213,13 @@ class Store:
 
     def migrate(self) -> int:
         """Apply the migrations this database lacks; returns the version reached."""
-        with self.transaction():
-            self.execute("CREATE TABLE IF NOT EXISTS floor_schema (version INTEGER PRIMARY KEY, "
-                         "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
         if self.kind == "postgresql":
             # Two floor consumers starting at once: one migrates, the other waits.
             self.execute("SELECT pg_advisory_lock(7160016)")
         try:
+            with self.transaction():
+                self.execute("CREATE TABLE IF NOT EXISTS floor_schema (version INTEGER PRIMARY KEY, "
+                             "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
             current = self.schema_version()
             if current > SCHEMA_VERSION:
                 raise StoreError(f"the database is at schema {current}, newer than this floor ({SCHEMA_VERSION}); "

@@ -80,3 +80,16 @@ def test_a_recalled_coup_and_its_mqtt_result_are_one_row(db_url):
     assert sorted(e["action"] for e in s.alert_events()) == ["acknowledged", "cleared", "raised"]
     assert s.count("actions") == 2      # acknowledged and cleared by "sup"
     s.close()
+
+
+def test_a_database_newer_than_the_code_is_refused(sqlite_url):
+    import pytest
+
+    from shoe_daemon.floor.store import StoreError
+
+    s = Store.open(sqlite_url)
+    with s.transaction():
+        s.execute("INSERT INTO floor_schema (version, name, applied_at) VALUES (?, ?, ?)", (99, "future", 0.0))
+    s.close()
+    with pytest.raises(StoreError, match="schema 99, newer than this floor"):
+        Store.open(sqlite_url)
