@@ -52,11 +52,19 @@ class PostgresServer:
 
     def start(self) -> PostgresServer:
         self._run(_bin("initdb"), "-D", self.data, "-A", "trust", "-U", self.db_user, "--no-sync", "-E", "UTF8")
+        return self.resume()
+
+    def resume(self) -> PostgresServer:
+        """Start the cluster (again, on the same port)."""
         opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off -c max_connections=50"
         self._run(_bin("pg_ctl"), "-D", self.data, "-l", self.log, "-o", opts, "-w", "-t", "30", "start")
         if not wait_port(self.port, 10):
             raise RuntimeError(f"PostgreSQL did not listen on {self.port}:\n{self.log_text()}")
         return self
+
+    def pause(self) -> None:
+        """Stop the server (fast shutdown: clients are disconnected), keeping the cluster."""
+        self._run(_bin("pg_ctl"), "-D", self.data, "-m", "fast", "-w", "stop", timeout=30)
 
     def url(self, db: str = "postgres") -> str:
         return f"postgresql://{self.db_user}@127.0.0.1:{self.port}/{db}"

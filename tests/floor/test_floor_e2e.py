@@ -92,3 +92,34 @@ def test_a_floor_started_late_detects_the_gap_and_fills_it_from_the_recall(tmp_p
             floor.stop()
     finally:
         table.stop()
+
+
+def test_the_database_away_for_a_while_loses_nothing(tmp_path, mosquitto):
+    """PostgreSQL stopped mid-stream: the writer keeps its batch (nothing acknowledged), retries
+    and commits it when the database is back; every coup once, as in the journal."""
+    from tests.floor.pg import PostgresServer
+
+    pg = PostgresServer().start()
+    try:
+        url = pg.create_database("floor")
+        cfg = load_floor_config(floor_config(tmp_path / "floor.toml", broker_port=mosquitto.port, database=url))
+        floor = FloorService(cfg, web=False).start()
+        table = TableRig(tmp_path, "db", broker_port=mosquitto.port, coups=12, pace=0.06, seed=3, api=False).start()
+        try:
+            table.deal()
+            wait_until(lambda: len(table.results()) >= 2, 30, "the first coups")
+            pg.pause()
+            wait_until(lambda: floor.metrics.snapshot()["db_errors"] >= 1, 20, "the writer to meet the outage")
+            pg.resume()
+            table.wait_done()
+            store = Store.open(url)
+            _wait_coups(store, [table], timeout=40)
+            assert assert_floor_has_every_coup_once(store, [table]) == len(table.journal_coups())
+            stored = [r["seq"] for r in store.query("SELECT seq FROM messages ORDER BY seq")]
+            assert stored == list(range(1, max(table.seqs()) + 1))
+            store.close()
+        finally:
+            table.stop()
+            floor.stop()
+    finally:
+        pg.stop()
