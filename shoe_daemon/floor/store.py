@@ -377,6 +377,15 @@ class Store:
 
     def unchecked_messages(self, limit: int = 200_000) -> list[dict]:
         """Every table's stored seqs above its contiguous_seq, in (table, seq) order (the gap checker)."""
+        if self.kind == "postgresql":
+            # One round trip for every table (a loop of per-table queries costs the floor's
+            # threads the interpreter lock 200 times a second on a big floor).
+            return self.query(
+                "SELECT t.table_id, COALESCE(s.contiguous_seq, 0) AS contiguous_seq, m.seq, m.received_at "
+                "FROM tables t LEFT JOIN seq_state s ON s.table_id = t.table_id CROSS JOIN LATERAL "
+                "(SELECT seq, received_at FROM messages WHERE table_id = t.table_id "
+                "AND seq > COALESCE(s.contiguous_seq, 0) ORDER BY seq LIMIT ?) m ORDER BY t.table_id, m.seq",
+                (limit,))
         rows = []
         for state in self.query("SELECT t.table_id, COALESCE(s.contiguous_seq, 0) AS contiguous_seq FROM tables t "
                                 "LEFT JOIN seq_state s ON s.table_id = t.table_id ORDER BY t.table_id"):
