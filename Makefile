@@ -7,7 +7,7 @@ PIP_C := -c constraints.txt
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := test,broker,api,camera
+EXTRAS := test,broker,api,camera,floor-pg
 
 # The demo's venv: only what the demo runs (embedded broker, API and display), no test tools.
 DEMO_VENV := .venv-demo

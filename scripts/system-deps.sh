@@ -10,6 +10,7 @@ command -v openssl >/dev/null || need+=(openssl)
 command -v rsvg-convert >/dev/null || need+=(librsvg2-bin)   # card art of the camera tests (tests/vision/)
 command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || need+=(chromium)   # the display tests (tests/web/)
 command -v systemd-analyze >/dev/null || need+=(systemd)      # unit verify + security score
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)  # the floor tests start their own cluster (tests/floor/)
 command -v shellcheck >/dev/null || need+=(shellcheck)         # lint of the install script
 dpkg -s python3-seccomp >/dev/null 2>&1 || need+=(python3-seccomp)  # the unit's syscall filter, in a test
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)

@@ -26,6 +26,7 @@ COMMANDS = {
     "replay": "replay",
     "recognize": "recognize",
     "camera": "camera",
+    "floor": "floor",
 }
 
 EXIT_USAGE = 2

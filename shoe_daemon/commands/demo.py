@@ -38,6 +38,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="inject emulator faults, e.g. noise=0.05 drop=0.02 (see `shoe-daemon emulate --help`)")
     parser.add_argument("--port", type=int, default=None, help="embedded broker port (default: a free one)")
     parser.add_argument("--plain", action="store_true", help="one line per event instead of the redrawn view")
+    parser.add_argument("--tables", type=int, default=None, metavar="N",
+                        help="run N emulated tables and the floor service with its page (docs/floor.md)")
 
 
 def _free_port() -> int:
@@ -115,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not require("demo", ["broker", "api"]):
         return EXIT_MISSING
+    if getattr(args, "tables", None):
+        from shoe_daemon.floor.demo import run_floor_demo
+
+        return run_floor_demo(args)
     from shoe_daemon.emulator import EmulatedShoe, Faults
     from shoe_daemon.service import Daemon
 

@@ -1,0 +1,327 @@
+"""The floor under a casino's load: 200 tables at a live pace into one broker, the floor into PostgreSQL.
+
+    .venv/bin/python -m bench.floor                     # 200 tables, 60 s, PostgreSQL
+    .venv/bin/python -m bench.floor --tables 50 --seconds 20 --database sqlite
+    .venv/bin/python -m bench.floor --outage 60         # bridged tables, the floor link down 60 s
+    .venv/bin/python -m bench floor                     # with the other benchmarks (defaults)
+
+Load: each table replays the real messages of the fixture library's clean 8-deck shoe
+(``fixtures/clean-8-decks.chk.gz``: coup snapshots, cards, results, history, roads,
+stats, odds, alerts, as the core published them), re-addressed to its own table id,
+one card a second (a live table's pace: the card's message and everything the core
+published with it), tables started at random offsets within the first second. The
+publishers are a few paho clients (QoS 1) in this process; each message's ``t`` is
+stamped with the time it is handed to paho, so the floor's "t -> committed row"
+latency (``/api/ingest``) is publish -> commit.
+
+The floor is the real ``shoe-daemon floor`` process on a private PostgreSQL (initdb +
+pg_ctl in a temp dir, as the tests) or SQLite, subscribed with an MQTT 5 shared
+subscription to a private Mosquitto.
+
+``--outage S``: the tables publish to their own Mosquitto brokers (``--bridges`` of
+them, tables spread over them), each bridged to the floor broker with QoS 1 and
+persistence (docs/floor.md); the floor broker is stopped S seconds in the middle of the
+run and started again.
+
+Printed: messages/s published and ingested (sustained, over the run), p50/p99/max from
+publish to committed row (target p99 <= 100 ms), the floor process's CPU (% of one
+core) and RSS (now and peak), and lost / doubled messages and coups (target 0 / 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from shoe_daemon.floor.store import Store  # noqa: E402
+from shoe_daemon.recording.check import read_check  # noqa: E402
+from tests.floor.harness import FloorProcess, bridge_conf, wait_until  # noqa: E402
+from tests.floor.pg import PostgresServer  # noqa: E402
+from tests.support.mosquitto import MosquittoServer  # noqa: E402
+
+FIXTURE = ROOT / "fixtures" / "clean-8-decks.chk.gz"
+TARGET_P99_MS = 100.0
+PUBLISHERS = 4
+T_MARK = "__T__"
+
+
+def load_cards() -> list[list[tuple[str, int, bool, str]]]:
+    """The fixture's messages grouped by card: each group starts with a coup/card message
+    (the first group is the table's initial state). Payloads are templates: table id
+    ``{TABLE}`` and ``t`` to be stamped."""
+    groups: list[list] = [[]]
+    for line in read_check(FIXTURE):
+        topic, qos, retain, payload = line.split(" ", 3)
+        suffix = topic.split("/", 2)[2]
+        body = json.loads(payload)
+        if suffix == "coup/card" and groups[-1]:
+            groups.append([])
+        if "t" in body:
+            body["t"] = T_MARK
+        if "table_id" in body:
+            body["table_id"] = "{TABLE}"
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        groups[-1].append((suffix, int(qos), retain == "r", text, body.get("seq")))
+    return groups
+
+
+class Load:
+    """``n`` tables, one card a second each, over ``PUBLISHERS`` paho clients."""
+
+    def __init__(self, n: int, seconds: float, brokers: list[int], prefix: str = "baccarat") -> None:
+        self.groups = load_cards()
+        self.n, self.seconds, self.prefix = n, seconds, prefix
+        self.tables = [f"b{i:03d}" for i in range(1, n + 1)]
+        self.brokers = brokers
+        self.published: dict[str, list[int]] = {t: [] for t in self.tables}
+        self.count = 0
+        self.clients = []
+        for i in range(PUBLISHERS):
+            port = brokers[i % len(brokers)]
+            c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-load-{i}", protocol=mqtt.MQTTv5)
+            c.max_queued_messages_set(0)
+            c.max_inflight_messages_set(1000)
+            c.connect("127.0.0.1", port, 30)
+            c.loop_start()
+            self.clients.append(c)
+
+    def client_for(self, index: int) -> mqtt.Client:
+        # A table stays on one client (one broker): its messages keep their order.
+        if len(self.brokers) > 1:
+            same = [c for i, c in enumerate(self.clients) if i % len(self.brokers) == index % len(self.brokers)]
+            return same[(index // len(self.brokers)) % len(same)]
+        return self.clients[index % len(self.clients)]
+
+    def run(self, on_tick=None) -> float:
+        rnd = random.Random(7)
+        start = time.time() + 0.5
+        heap = [(start + rnd.random(), i, 0) for i in range(self.n)]
+        heapq.heapify(heap)
+        end = start + self.seconds
+        while heap:
+            at, i, k = heapq.heappop(heap)
+            if at > end or k >= len(self.groups):
+                continue
+            delay = at - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            table = self.tables[i]
+            client = self.client_for(i)
+            for suffix, qos, retain, text, seq in self.groups[k]:
+                now = time.time()
+                payload = text.replace('"{TABLE}"', f'"{table}"').replace(f'"{T_MARK}"', f"{now:.6f}")
+                client.publish(f"{self.prefix}/{table}/{suffix}", payload, qos=qos, retain=retain)
+                if seq is not None:
+                    self.published[table].append(seq)
+                self.count += 1
+            heapq.heappush(heap, (at + 1.0, i, k + 1))
+            if on_tick is not None:
+                on_tick(time.time() - start)
+        return time.time() - start
+
+    def wait_sent(self, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(len(c._out_messages) == 0 for c in self.clients):   # paho: nothing unacknowledged
+                return
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        for c in self.clients:
+            c.disconnect()
+            c.loop_stop()
+
+
+def proc_figures(pid: int) -> dict:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    kb = lambda k: int(status[k].split()[0])  # noqa: E731
+    return {"cpu_s": cpu, "rss_mb": kb("VmRSS") / 1024, "hwm_mb": kb("VmHWM") / 1024}
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as r:   # noqa: S310 - our own service
+        return json.loads(r.read())
+
+
+def run(args) -> int:
+    work = Path(tempfile.mkdtemp(prefix="bench-floor-"))
+    pg = None
+    brokers: list[MosquittoServer] = []
+    floor = None
+    load = None
+    try:
+        if args.database == "postgresql":
+            pg = PostgresServer().start()
+            database = pg.create_database("floor")
+        else:
+            database = f"sqlite:///{work / 'floor.sqlite3'}"
+        floor_broker = MosquittoServer(persistence=True, workdir=work / "floor-broker",
+                                       extra_conf=["max_queued_messages 1000000", "max_inflight_messages 1000",
+                                                   "set_tcp_nodelay true"])
+        (work / "floor-broker").mkdir()
+        floor_broker.start()
+        brokers.append(floor_broker)
+        table_ports = [floor_broker.port]
+        tables_for_bridge = [f"b{i:03d}" for i in range(1, args.tables + 1)]
+        if args.outage:
+            table_ports = []
+            for k in range(args.bridges):
+                d = work / f"table-broker-{k}"
+                d.mkdir()
+                mine = tables_for_bridge[k::args.bridges]
+                # One bridge per table broker, carrying the tables that publish to it.
+                conf = (["set_tcp_nodelay true"] + bridge_conf(f"x{k}", floor_broker.port)[:-1]
+                        + [f"topic baccarat/{t}/# out 1" for t in mine])
+                b = MosquittoServer(persistence=True, workdir=d, extra_conf=conf).start()
+                brokers.append(b)
+                table_ports.append(b.port)
+        cfg = work / "floor.toml"
+        cfg.write_text(f"""[floor]
+prefix = "baccarat"
+database = "{database}"
+share_group = "{'' if args.outage else 'floor'}"
+client_id = "bench-floor"
+session_expiry = {3600 if args.outage else 0}
+gap_grace = 5.0
+
+[broker]
+host = "127.0.0.1"
+port = {floor_broker.port}
+protocol = "5"
+
+[http]
+port = {args.http_port or 0}
+""")
+        if not args.http_port:
+            from tests.support.mosquitto import free_port
+
+            port = free_port()
+            cfg.write_text(cfg.read_text().replace("port = 0", f"port = {port}"))
+        else:
+            port = args.http_port
+        floor = FloorProcess(cfg, work / "floor.log").start()
+        wait_until(lambda: "subscribing" in floor.log_text(), 30, "the floor to subscribe")
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: _ok(base + "/healthz"), 30, "the floor page")
+        pid = floor.proc.pid
+        print(f"floor: {args.tables} tables x 1 card/s for {args.seconds:.0f} s, real payloads of {FIXTURE.name}; "
+              f"database {args.database}; {'bridged over ' + str(args.bridges) + ' table brokers, ' if args.outage else ''}"
+              f"floor pid {pid}", flush=True)
+        load = Load(args.tables, args.seconds, table_ports)
+        outage = {"done": False}
+
+        def tick(elapsed: float) -> None:
+            if args.outage and not outage.get("down") and elapsed >= (args.seconds - args.outage) / 2:
+                outage["down"] = time.monotonic()
+                floor_broker.stop()
+                print(f"  floor broker stopped at {elapsed:.0f} s (the floor link is down)", flush=True)
+            if args.outage and outage.get("down") and not outage["done"] and time.monotonic() - outage["down"] >= args.outage:
+                floor_broker.start()
+                outage["done"] = True
+                print(f"  floor broker started again after {time.monotonic() - outage['down']:.0f} s", flush=True)
+
+        cpu0 = proc_figures(pid)["cpu_s"]
+        t0 = time.time()
+        wall = load.run(tick)
+        if args.outage and not outage["done"]:
+            floor_broker.start()
+        load.wait_sent()
+        published = {t: set(s) for t, s in load.published.items()}
+        n_published = sum(len(s) for s in published.values())
+        store = Store.open(database, migrate=False)
+        try:
+            wait_until(lambda: store.count("messages") >= n_published, 300, "the floor to store every message",
+                       interval=0.5)
+        except AssertionError:
+            pass
+        t_done = time.time()
+        cpu = proc_figures(pid)["cpu_s"] - cpu0
+        figs = proc_figures(pid)
+        ingest = get_json(base + "/api/ingest")
+        stored_rows = store.query("SELECT table_id, seq FROM messages")
+        stored: dict[str, set] = {}
+        for r in stored_rows:
+            stored.setdefault(r["table_id"], set()).add(int(r["seq"]))
+        lost = sum(len(s - stored.get(t, set())) for t, s in published.items())
+        doubled_coups = store.one("SELECT COUNT(*) - COUNT(DISTINCT table_id || ':' || coup_id || ':' || revision) AS d "
+                                  "FROM coups")["d"]
+        coups = store.count("coups")
+        lat = ingest["latency_ms"]
+        hop = sorted(float(r["d"]) * 1000 for r in store.query(
+            "SELECT received_at - t AS d FROM messages WHERE t IS NOT NULL AND t > 0"))
+        pct = (lambda p: round(hop[min(len(hop) - 1, int(p / 100 * (len(hop) - 1) + 0.5))], 1)) if hop else None
+        rate_pub = load.count / wall
+        rate_in = len(stored_rows) / (t_done - t0)
+        print(f"  published {load.count} messages in {wall:.1f} s: {rate_pub:.0f} msg/s "
+              f"({args.tables} tables, {load.count / max(args.tables, 1) / wall:.2f} msg/s per table)")
+        print(f"  ingested  {len(stored_rows)} messages in {t_done - t0:.1f} s: {rate_in:.0f} msg/s sustained; "
+              f"{ingest['batches']:.0f} transactions, {ingest['duplicate']:.0f} duplicates dropped")
+        print(f"  publish -> committed row: p50 {lat['p50']} ms, p99 {lat['p99']} ms, max {lat['max']} ms "
+              f"(target p99 <= {TARGET_P99_MS:.0f} ms: {'met' if lat['p99'] is not None and lat['p99'] <= TARGET_P99_MS else 'NOT met'})")
+        if pct:
+            print(f"    of which publish -> received by the floor's MQTT client: p50 {pct(50)} ms, p99 {pct(99)} ms "
+                  "(the load generator, the broker and the floor's network thread)")
+        print(f"  floor process: CPU {100 * cpu / (t_done - t0):.0f}% of one core over the run; "
+              f"RSS {figs['rss_mb']:.0f} MB (peak {figs['hwm_mb']:.0f} MB)")
+        print(f"  lost {lost} messages, 0 doubled messages (key table+seq), {doubled_coups} doubled coups; "
+              f"{coups} coups stored; gaps {len(store.gaps())} "
+              f"(target 0 lost, 0 doubled: {'met' if lost == 0 and doubled_coups == 0 else 'NOT met'})")
+        store.close()
+        return 0 if lost == 0 and doubled_coups == 0 else 1
+    finally:
+        if load is not None:
+            load.close()
+        if floor is not None:
+            floor.stop()
+        for b in brokers:
+            b.cleanup()
+        if pg is not None:
+            pg.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _ok(url: str) -> bool:
+    try:
+        get_json(url)
+        return True
+    except OSError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.floor", description=__doc__.split("\n\n")[0])
+    p.add_argument("--tables", type=int, default=200)
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
+    p.add_argument("--outage", type=float, default=0.0, metavar="S", help="stop the floor broker S seconds mid-run")
+    p.add_argument("--bridges", type=int, default=4, help="table brokers bridged to the floor (with --outage)")
+    p.add_argument("--http-port", type=int, default=None)
+    p.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = p.parse_args(argv if argv is not None else (sys.argv[1:] if __name__ == "__main__" else []))
+    if args.outage and args.outage >= args.seconds:
+        args.seconds = args.outage + 40
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

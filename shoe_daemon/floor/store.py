@@ -1,0 +1,492 @@
+"""The floor's database: one schema on SQLite (embedded default) or PostgreSQL (a floor).
+
+Migrations are a small versioned list (``MIGRATIONS``) applied in order inside one
+transaction each and recorded in ``floor_schema``; a database newer than this code
+is refused. Alembic was not used: it needs SQLAlchemy, and the floor writes plain
+SQL through the DB-API (sqlite3, psycopg 3) in the few statements below; a list of
+numbered SQL scripts that both engines run is all the versioning this needs.
+
+Idempotence is in the keys, not in the code that calls them:
+
+- ``messages (table_id, seq)``: every message of a table seen once; a second delivery
+  of the same ``seq`` finds its row and is skipped (``record_message`` returns False);
+- ``coups (table_id, coup_id, revision)``: a coup's result, from MQTT or a recall;
+- ``alert_events (table_id, alert_id, action)``: raised / acknowledged / cleared;
+- ``actions (table_id, alert_id, action)``: what a supervisor did (derived from alerts);
+- ``status_changes (table_id, at, state)``, ``gaps (table_id, from_seq)``.
+
+SQL is written once with ``?`` placeholders; PostgreSQL gets ``%s``. Booleans are
+integers 0/1 and JSON is text on both, so rows read back the same from either.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "tables, messages, coups, alerts, actions, status, gaps", [
+        """CREATE TABLE tables (
+            table_id TEXT PRIMARY KEY,
+            status TEXT, status_at DOUBLE PRECISION, version TEXT,
+            coup_seq BIGINT NOT NULL DEFAULT 0, coup_json TEXT,
+            shoe_seq BIGINT NOT NULL DEFAULT 0, shoe_json TEXT,
+            active_seq BIGINT NOT NULL DEFAULT 0, active_json TEXT,
+            updated_at DOUBLE PRECISION)""",
+        # Apart from `tables`, so that the gap checker never waits for the writer's row locks.
+        """CREATE TABLE seq_state (
+            table_id TEXT PRIMARY KEY, contiguous_seq BIGINT NOT NULL DEFAULT 0)""",
+        """CREATE TABLE messages (
+            table_id TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, type TEXT,
+            t DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL, consumer TEXT,
+            PRIMARY KEY (table_id, seq))""",
+        """CREATE TABLE coups (
+            table_id TEXT NOT NULL, coup_id TEXT NOT NULL, revision INTEGER NOT NULL,
+            shoe INTEGER NOT NULL, coup INTEGER NOT NULL, seq BIGINT, t DOUBLE PRECISION,
+            punto TEXT, banco TEXT, punto_total INTEGER, banco_total INTEGER, winner TEXT,
+            natural_hand INTEGER, punto_pair INTEGER, banco_pair INTEGER, cards INTEGER,
+            last_hand INTEGER, voided INTEGER NOT NULL DEFAULT 0,
+            settlement TEXT, dealt TEXT, recalled INTEGER NOT NULL DEFAULT 0,
+            source TEXT NOT NULL, stored_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (table_id, coup_id, revision))""",
+        "CREATE INDEX coups_t ON coups (t)",
+        "CREATE INDEX coups_shoe ON coups (table_id, shoe, coup)",
+        """CREATE TABLE alert_events (
+            table_id TEXT NOT NULL, alert_id TEXT NOT NULL, action TEXT NOT NULL,
+            seq BIGINT, kind TEXT, severity TEXT, shoe INTEGER, coup INTEGER, message TEXT,
+            by_user TEXT, reason TEXT, t DOUBLE PRECISION, alert TEXT, source TEXT NOT NULL,
+            stored_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (table_id, alert_id, action))""",
+        "CREATE INDEX alert_events_t ON alert_events (t)",
+        """CREATE TABLE actions (
+            table_id TEXT NOT NULL, alert_id TEXT NOT NULL, action TEXT NOT NULL,
+            kind TEXT, by_user TEXT, reason TEXT, t DOUBLE PRECISION, shoe INTEGER, coup INTEGER,
+            PRIMARY KEY (table_id, alert_id, action))""",
+        """CREATE TABLE status_changes (
+            table_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, version TEXT,
+            PRIMARY KEY (table_id, at, state))""",
+        """CREATE TABLE gaps (
+            table_id TEXT NOT NULL, from_seq BIGINT NOT NULL, to_seq BIGINT NOT NULL,
+            detected_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL,
+            filled_at DOUBLE PRECISION,
+            coups_recovered INTEGER NOT NULL DEFAULT 0, alerts_recovered INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            PRIMARY KEY (table_id, from_seq))""",
+        """CREATE TABLE rejected (
+            topic TEXT NOT NULL, payload TEXT, reason TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL)""",
+    ]),
+]
+
+# Alert kinds that record a supervisor's action (docs/mqtt.md, alerts/event).
+ACTION_KINDS = {"card_corrected", "coup_voided", "coup_resolved", "action_rejected"}
+
+COUP_COLUMNS = ("table_id", "coup_id", "revision", "shoe", "coup", "seq", "t", "punto", "banco",
+                "punto_total", "banco_total", "winner", "natural_hand", "punto_pair", "banco_pair", "cards",
+                "last_hand", "voided", "settlement", "dealt", "recalled", "source", "stored_at")
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def _b(v: Any) -> int | None:
+    return None if v is None else int(bool(v))
+
+
+def _j(v: Any) -> str | None:
+    return None if v is None else json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+class Store:
+    """One connection to the floor's database. Not shared between threads: each
+    thread that writes or reads opens its own (``Store.open(url)``)."""
+
+    def __init__(self, conn, kind: str, url: str) -> None:
+        self.conn = conn
+        self.kind = kind          # "sqlite" | "postgresql"
+        self.url = url
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, url: str, *, migrate: bool = True) -> Store:
+        if url.startswith("sqlite:///"):
+            path = url[len("sqlite:///"):]
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            store = cls(conn, "sqlite", url)
+        elif url.startswith(("postgresql://", "postgres://")):
+            try:
+                import psycopg
+            except ImportError as exc:   # pragma: no cover - the extra is documented
+                raise StoreError("PostgreSQL needs psycopg 3: pip install 'shoe-daemon[floor-pg]'") from exc
+            try:
+                conn = psycopg.connect(url, autocommit=True)
+            except psycopg.Error as exc:
+                raise StoreError(f"cannot connect to {_mask(url)}: {exc}") from exc
+            store = cls(conn, "postgresql", url)
+        else:
+            raise StoreError(f"unknown database URL {url!r}: sqlite:///PATH or postgresql://...")
+        if migrate:
+            store.migrate()
+        return store
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:  # noqa: BLE001 - closing a broken connection
+            pass
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s") if self.kind == "postgresql" else sql
+
+    def execute(self, sql: str, params: Sequence = ()):
+        cur = self.conn.cursor()
+        cur.execute(self._sql(sql), tuple(params))
+        return cur
+
+    def query(self, sql: str, params: Sequence = ()) -> list[dict]:
+        cur = self.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def one(self, sql: str, params: Sequence = ()) -> dict | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def begin(self) -> None:
+        self.execute("BEGIN IMMEDIATE" if self.kind == "sqlite" else "BEGIN")
+
+    def commit(self) -> None:
+        self.execute("COMMIT")
+
+    def rollback(self) -> None:
+        try:
+            self.execute("ROLLBACK")
+        except Exception:  # noqa: BLE001 - nothing to roll back
+            pass
+
+    class _Tx:
+        def __init__(self, store: Store) -> None:
+            self.store = store
+
+        def __enter__(self):
+            self.store._lock.acquire()
+            self.store.begin()
+            return self.store
+
+        def __exit__(self, exc_type, exc, tb):
+            try:
+                if exc_type is None:
+                    self.store.commit()
+                else:
+                    self.store.rollback()
+            finally:
+                self.store._lock.release()
+
+    def transaction(self) -> Store._Tx:
+        return Store._Tx(self)
+
+    # ------------------------------------------------------------------ migrations
+
+    def schema_version(self) -> int:
+        try:
+            row = self.one("SELECT MAX(version) AS v FROM floor_schema")
+        except Exception:  # noqa: BLE001 - no table yet
+            self.rollback()
+            return 0
+        return int(row["v"] or 0) if row else 0
+
+    def migrate(self) -> int:
+        """Apply the migrations this database lacks; returns the version reached."""
+        if self.kind == "postgresql":
+            # Two floor consumers starting at once: one migrates, the other waits.
+            self.execute("SELECT pg_advisory_lock(7160016)")
+        try:
+            with self.transaction():
+                self.execute("CREATE TABLE IF NOT EXISTS floor_schema (version INTEGER PRIMARY KEY, "
+                             "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
+            current = self.schema_version()
+            if current > SCHEMA_VERSION:
+                raise StoreError(f"the database is at schema {current}, newer than this floor ({SCHEMA_VERSION}); "
+                                 "upgrade shoe-daemon")
+            for version, name, statements in MIGRATIONS:
+                if version <= current:
+                    continue
+                with self.transaction():
+                    if self.schema_version() >= version:   # another process got there first
+                        continue
+                    for statement in statements:
+                        self.execute(statement)
+                    self.execute("INSERT INTO floor_schema (version, name, applied_at) VALUES (?, ?, ?)",
+                                 (version, name, time.time()))
+            return self.schema_version()
+        finally:
+            if self.kind == "postgresql":
+                self.execute("SELECT pg_advisory_unlock(7160016)")
+
+    # ------------------------------------------------------------------ writes (inside a transaction)
+
+    def ensure_table(self, table_id: str) -> None:
+        self.execute("INSERT INTO tables (table_id, updated_at) VALUES (?, ?) ON CONFLICT (table_id) DO NOTHING",
+                     (table_id, time.time()))
+
+    def record_messages(self, rows: list[tuple]) -> set[tuple[str, int]]:
+        """Insert ``(table_id, seq, topic, type, t, received_at, consumer)`` rows in one statement;
+        returns the (table_id, seq) that were new (the others were seen before: duplicates)."""
+        new: set[tuple[str, int]] = set()
+        if self.kind == "postgresql" and rows:
+            # One fixed statement over arrays (binary: no escaping): PostgreSQL plans it once.
+            cols = list(zip(*rows, strict=True))
+            cur = self.conn.cursor()
+            cur.execute("INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) "
+                        "SELECT * FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[], %b::float8[], "
+                        "%b::float8[], %b::text[]) ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq",
+                        [list(c) for c in cols])
+            return {(t, int(q)) for t, q in cur.fetchall()}
+        for i in range(0, len(rows), 1000):
+            chunk = rows[i:i + 1000]
+            marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+            cur = self.execute(
+                f"INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) VALUES {marks} "
+                "ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq", [v for r in chunk for v in r])
+            new.update((t, int(q)) for t, q in cur.fetchall())
+        return new
+
+    def record_message(self, table_id: str, seq: int, topic: str, type_: str | None, t: float | None,
+                       received_at: float, consumer: str | None = None) -> bool:
+        """True when (table_id, seq) is new; False for a message seen before (a duplicate)."""
+        return bool(self.record_messages([(table_id, seq, topic, type_, t, received_at, consumer)]))
+
+    def upsert_coup(self, row: dict) -> bool:
+        """Insert a coup's result; a recall of a coup already stored adds what MQTT lacks
+        (settlement, dealt cards). True when the row is new."""
+        values = [row.get(c) for c in COUP_COLUMNS]
+        cols = ", ".join(COUP_COLUMNS)
+        marks = ", ".join("?" for _ in COUP_COLUMNS)
+        cur = self.execute(f"INSERT INTO coups ({cols}) VALUES ({marks}) "
+                           "ON CONFLICT (table_id, coup_id, revision) DO NOTHING", values)
+        if cur.rowcount == 1:
+            return True
+        if row.get("recalled"):
+            self.execute("UPDATE coups SET settlement = COALESCE(?, settlement), dealt = COALESCE(?, dealt), "
+                         "recalled = 1 WHERE table_id = ? AND coup_id = ? AND revision = ?",
+                         (row.get("settlement"), row.get("dealt"), row["table_id"], row["coup_id"], row["revision"]))
+        elif row.get("seq") is not None:
+            # The recall stored it first (a gap fill); MQTT brings the seq.
+            self.execute("UPDATE coups SET seq = ? WHERE table_id = ? AND coup_id = ? AND revision = ? "
+                         "AND seq IS NULL", (row["seq"], row["table_id"], row["coup_id"], row["revision"]))
+        return False
+
+    def add_alert_event(self, row: dict) -> bool:
+        cur = self.execute(
+            "INSERT INTO alert_events (table_id, alert_id, action, seq, kind, severity, shoe, coup, message, "
+            "by_user, reason, t, alert, source, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (table_id, alert_id, action) DO NOTHING",
+            [row.get(k) for k in ("table_id", "alert_id", "action", "seq", "kind", "severity", "shoe", "coup",
+                                  "message", "by_user", "reason", "t", "alert", "source", "stored_at")])
+        new = cur.rowcount == 1
+        if not new and row.get("seq") is not None:
+            self.execute("UPDATE alert_events SET seq = ? WHERE table_id = ? AND alert_id = ? AND action = ? "
+                         "AND seq IS NULL", (row["seq"], row["table_id"], row["alert_id"], row["action"]))
+        if new and is_action(row):
+            self.execute(
+                "INSERT INTO actions (table_id, alert_id, action, kind, by_user, reason, t, shoe, coup) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id, alert_id, action) DO NOTHING",
+                [row.get(k) for k in ("table_id", "alert_id", "action", "kind", "by_user", "reason", "t",
+                                      "shoe", "coup")])
+        return new
+
+    def set_status(self, table_id: str, state: str, version: str | None, at: float) -> bool:
+        """Record a status change; the same state again (a retained re-delivery) is no change."""
+        self.ensure_table(table_id)
+        cur = self.execute("UPDATE tables SET status = ?, status_at = ?, version = ?, updated_at = ? "
+                           "WHERE table_id = ? AND (status IS NULL OR status <> ?)",
+                           (state, at, version, at, table_id, state))
+        if cur.rowcount != 1:
+            return False
+        self.execute("INSERT INTO status_changes (table_id, at, state, version) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT (table_id, at, state) DO NOTHING", (table_id, at, state, version))
+        return True
+
+    def set_states(self, rows: list[tuple[str, str, int, dict]]) -> None:
+        """The newest retained state of each kind (``coup``, ``shoe``, ``active``) of each table,
+        from ``(table_id, which, seq, payload)`` rows: an older seq never overwrites a newer one."""
+        by_kind: dict[str, list] = {}
+        for table_id, which, seq, payload in rows:
+            assert which in ("coup", "shoe", "active")
+            by_kind.setdefault(which, []).append((seq, _j(payload), table_id, seq))
+        for which, params in by_kind.items():
+            if self.kind == "postgresql":
+                self.conn.cursor().execute(
+                    f"UPDATE tables SET {which}_seq = v.seq, {which}_json = v.j "
+                    "FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS v(seq, j, table_id) "
+                    f"WHERE tables.table_id = v.table_id AND tables.{which}_seq < v.seq",
+                    [[p[0] for p in params], [p[1] for p in params], [p[2] for p in params]])
+                continue
+            self.conn.cursor().executemany(
+                self._sql(f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?"),
+                params)
+
+    def set_state(self, table_id: str, which: str, seq: int, payload: dict) -> None:
+        self.set_states([(table_id, which, seq, payload)])
+
+    def add_gap(self, table_id: str, from_seq: int, to_seq: int, at: float) -> bool:
+        cur = self.execute("INSERT INTO gaps (table_id, from_seq, to_seq, detected_at, state) VALUES (?, ?, ?, ?, 'open') "
+                           "ON CONFLICT (table_id, from_seq) DO NOTHING", (table_id, from_seq, to_seq, at))
+        return cur.rowcount == 1
+
+    def advance_contiguous(self, reached: list[tuple[str, int]]) -> None:
+        """Each table is contiguous up to its seq in ``reached`` (never goes back)."""
+        top = "GREATEST" if self.kind == "postgresql" else "MAX"
+        self.conn.cursor().executemany(self._sql(
+            "INSERT INTO seq_state (table_id, contiguous_seq) VALUES (?, ?) ON CONFLICT (table_id) DO UPDATE "
+            f"SET contiguous_seq = {top}(seq_state.contiguous_seq, excluded.contiguous_seq)"), reached)
+
+    def finish_gap(self, table_id: str, from_seq: int, state: str, *, coups: int = 0, alerts: int = 0,
+                   error: str | None = None) -> None:
+        self.execute("UPDATE gaps SET state = ?, filled_at = ?, coups_recovered = coups_recovered + ?, "
+                     "alerts_recovered = alerts_recovered + ?, error = ? WHERE table_id = ? AND from_seq = ?",
+                     (state, time.time(), coups, alerts, error, table_id, from_seq))
+
+    def add_rejected(self, topic: str, payload: bytes, reason: str, at: float) -> None:
+        """Bad input is kept (as text, lossless for UTF-8; replaced bytes otherwise) with its reason."""
+        self.execute("INSERT INTO rejected (topic, payload, reason, received_at) VALUES (?, ?, ?, ?)",
+                     (topic, payload.decode("utf-8", "replace"), reason, at))
+
+    # ------------------------------------------------------------------ reads
+
+    def tables(self) -> list[dict]:
+        return self.query("SELECT tables.*, (SELECT MAX(seq) FROM messages m WHERE m.table_id = tables.table_id) "
+                          "AS last_seq, COALESCE(s.contiguous_seq, 0) AS contiguous_seq FROM tables "
+                          "LEFT JOIN seq_state s ON s.table_id = tables.table_id ORDER BY tables.table_id")
+
+    def unchecked_messages(self, limit: int = 200_000) -> list[dict]:
+        """Every table's stored seqs above its contiguous_seq, in (table, seq) order (the gap checker)."""
+        if self.kind == "postgresql":
+            # One round trip for every table (a loop of per-table queries costs the floor's
+            # threads the interpreter lock 200 times a second on a big floor).
+            return self.query(
+                "SELECT t.table_id, COALESCE(s.contiguous_seq, 0) AS contiguous_seq, m.seq, m.received_at "
+                "FROM tables t LEFT JOIN seq_state s ON s.table_id = t.table_id CROSS JOIN LATERAL "
+                "(SELECT seq, received_at FROM messages WHERE table_id = t.table_id "
+                "AND seq > COALESCE(s.contiguous_seq, 0) ORDER BY seq LIMIT ?) m ORDER BY t.table_id, m.seq",
+                (limit,))
+        rows = []
+        for state in self.query("SELECT t.table_id, COALESCE(s.contiguous_seq, 0) AS contiguous_seq FROM tables t "
+                                "LEFT JOIN seq_state s ON s.table_id = t.table_id ORDER BY t.table_id"):
+            for r in self.query("SELECT seq, received_at FROM messages WHERE table_id = ? AND seq > ? "
+                                "ORDER BY seq LIMIT ?", (state["table_id"], state["contiguous_seq"], limit)):
+                rows.append({"table_id": state["table_id"], "contiguous_seq": state["contiguous_seq"], **r})
+        return rows
+
+    def messages_after(self, table_id: str, seq: int, limit: int = 5000) -> list[dict]:
+        return self.query("SELECT seq, received_at FROM messages WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                          (table_id, seq, limit))
+
+    def count(self, table: str, where: str = "", params: Sequence = ()) -> int:
+        row = self.one(f"SELECT COUNT(*) AS n FROM {table} {where}", params)
+        return int(row["n"]) if row else 0
+
+    def coups(self, *, table_id: str | None = None, shoe: int | None = None, coup: int | None = None,
+              since: float | None = None, until: float | None = None, limit: int = 1000,
+              latest_only: bool = True, order: str = "asc") -> list[dict]:
+        where, params = _filters(table_id=table_id, shoe=shoe, coup=coup, since=since, until=until)
+        if latest_only:
+            where.append("revision = (SELECT MAX(c2.revision) FROM coups c2 WHERE c2.table_id = coups.table_id "
+                         "AND c2.coup_id = coups.coup_id)")
+        sql = "SELECT * FROM coups" + (" WHERE " + " AND ".join(where) if where else "")
+        direction = "DESC" if order == "desc" else "ASC"
+        sql += f" ORDER BY t {direction}, table_id, shoe {direction}, coup {direction} LIMIT ?"
+        return [decode_coup(r) for r in self.query(sql, [*params, limit])]
+
+    def alert_events(self, *, table_id: str | None = None, since: float | None = None, until: float | None = None,
+                     limit: int = 1000) -> list[dict]:
+        where, params = _filters(table_id=table_id, since=since, until=until)
+        sql = "SELECT * FROM alert_events" + (" WHERE " + " AND ".join(where) if where else "")
+        return self.query(sql + " ORDER BY t, table_id, alert_id LIMIT ?", [*params, limit])
+
+    def actions(self, *, table_id: str | None = None, since: float | None = None, until: float | None = None,
+                limit: int = 1000) -> list[dict]:
+        where, params = _filters(table_id=table_id, since=since, until=until)
+        sql = "SELECT * FROM actions" + (" WHERE " + " AND ".join(where) if where else "")
+        return self.query(sql + " ORDER BY t, table_id LIMIT ?", [*params, limit])
+
+    def gaps(self, table_id: str | None = None, state: str | None = None) -> list[dict]:
+        where, params = [], []
+        if table_id:
+            where.append("table_id = ?")
+            params.append(table_id)
+        if state:
+            where.append("state = ?")
+            params.append(state)
+        sql = "SELECT * FROM gaps" + (" WHERE " + " AND ".join(where) if where else "")
+        return self.query(sql + " ORDER BY detected_at, table_id", params)
+
+    def status_changes(self, table_id: str | None = None) -> list[dict]:
+        if table_id:
+            return self.query("SELECT * FROM status_changes WHERE table_id = ? ORDER BY at", (table_id,))
+        return self.query("SELECT * FROM status_changes ORDER BY at")
+
+
+def is_action(row: dict) -> bool:
+    """A person acted: an acknowledgement, a clear by someone, or a supervisor's alert kind."""
+    if row.get("action") in ("acknowledged", "cleared"):
+        return row.get("by_user") not in (None, "", "table", "system")
+    return row.get("kind") in ACTION_KINDS
+
+
+def decode_coup(row: dict) -> dict:
+    out = dict(row)
+    out["natural"] = out.pop("natural_hand", None)   # NATURAL is an SQL keyword
+    for key in ("punto", "banco", "settlement", "dealt"):
+        if out.get(key) is not None:
+            out[key] = json.loads(out[key])
+    for key in ("natural", "punto_pair", "banco_pair", "last_hand", "voided", "recalled"):
+        if out.get(key) is not None:
+            out[key] = bool(out[key])
+    return out
+
+
+def _filters(*, table_id=None, shoe=None, coup=None, since=None, until=None) -> tuple[list[str], list]:
+    where: list[str] = []
+    params: list = []
+    for col, val, op in (("table_id", table_id, "="), ("shoe", shoe, "="), ("coup", coup, "="),
+                         ("t", since, ">="), ("t", until, "<")):
+        if val is not None:
+            where.append(f"{col} {op} ?")
+            params.append(val)
+    return where, params
+
+
+def _mask(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        cred, host = rest.rsplit("@", 1)
+        return f"{scheme}://{cred.split(':', 1)[0]}:***@{host}"
+    return url
+
+
+def json_text(v: Any) -> str | None:
+    return _j(v)
+
+
+def bool_int(v: Any) -> int | None:
+    return _b(v)
+
+
+__all__: Iterable[str] = ["Store", "StoreError", "SCHEMA_VERSION", "MIGRATIONS", "is_action", "decode_coup"]

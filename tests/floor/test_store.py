@@ -1,0 +1,95 @@
+"""The floor's store and ingest on real databases (SQLite file, private PostgreSQL): keys, duplicates, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from shoe_daemon.floor.ingest import Incoming, Writer
+from shoe_daemon.floor.metrics import FloorMetrics
+from shoe_daemon.floor.store import SCHEMA_VERSION, Store
+
+RESULT = {"banco": ["7S", "TC"], "banco_pair": False, "banco_total": 7, "cards": 5, "coup": 3, "coup_id": "1-3",
+          "last_hand": False, "natural": False, "natural_total": None, "punto": ["6S", "6H", "2C"],
+          "punto_pair": True, "punto_total": 4, "revision": 0, "schema": 1, "seq": 98, "shoe": 1,
+          "t": 1718000022.5, "table_id": "t1", "type": "result", "winner": "banco"}
+CLEARED = {"action": "cleared", "schema": 1, "seq": 99, "t": 1718000030.0, "table_id": "t1", "type": "alert",
+           "alert": {"id": "1-3-1", "kind": "extra_card", "severity": "error", "shoe": 1, "coup": 3,
+                     "message": "Extra card", "t": 1718000020.0,
+                     "acknowledged": {"by": "sup", "t": 1718000025.0},
+                     "cleared": {"by": "sup", "reason": "dealt again", "t": 1718000030.0}}}
+
+
+def _msg(topic: str, payload) -> Incoming:
+    return Incoming(topic, payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+
+
+def test_schema_migrates_once_and_twice_is_a_no_op(db_url):
+    a = Store.open(db_url)
+    assert a.schema_version() == SCHEMA_VERSION
+    b = Store.open(db_url)          # a second consumer opening the same database
+    assert b.schema_version() == SCHEMA_VERSION
+    assert b.count("floor_schema") == SCHEMA_VERSION
+    a.close()
+    b.close()
+
+
+def test_duplicates_double_nothing_and_bad_input_is_kept_with_its_reason(db_url):
+    metrics = FloorMetrics()
+    writer = Writer(db_url, "baccarat", metrics)
+    writer.store = Store.open(db_url)
+    batch = [_msg("baccarat/t1/coup/result", RESULT), _msg("baccarat/t1/alerts/event", CLEARED),
+             _msg("baccarat/t1/status", {"schema": 1, "state": "online", "table_id": "t1", "version": "0.1.0"}),
+             _msg("baccarat/t1/coup/result", RESULT),           # the same message twice in one batch
+             _msg("baccarat/t1/coup/card", b"{not json"),
+             _msg("baccarat/t2/coup/card", {"table_id": "t2", "type": "card"})]    # no seq
+    writer.write(batch)
+    writer.write(batch[:3])            # redelivered after a restart
+    s = writer.store
+    coups = s.coups()
+    assert len(coups) == 1
+    c = coups[0]
+    assert (c["table_id"], c["coup_id"], c["winner"], c["punto"], c["banco"], c["punto_pair"], c["seq"]) == \
+        ("t1", "1-3", "banco", ["6S", "6H", "2C"], ["7S", "TC"], True, 98)
+    events = s.alert_events()
+    assert [(e["alert_id"], e["action"], e["by_user"], e["reason"]) for e in events] == \
+        [("1-3-1", "cleared", "sup", "dealt again")]
+    assert [(a["action"], a["by_user"]) for a in s.actions()] == [("cleared", "sup")]
+    assert [(x["table_id"], x["state"]) for x in s.status_changes()] == [("t1", "online")]
+    rejected = s.query("SELECT topic, reason FROM rejected ORDER BY topic")
+    assert [r["topic"] for r in rejected] == ["baccarat/t1/coup/card", "baccarat/t2/coup/card"]
+    assert "not JSON" in rejected[0]["reason"] and "seq" in rejected[1]["reason"]
+    snap = metrics.snapshot()
+    assert (snap["stored"], snap["duplicate"], snap["rejected"]) == (2, 3, 2)
+    s.close()
+
+
+def test_a_recalled_coup_and_its_mqtt_result_are_one_row(db_url):
+    from shoe_daemon.floor.gaps import GapChecker
+
+    s = Store.open(db_url)
+    recalled = {**{k: v for k, v in RESULT.items() if k not in ("seq", "schema", "type", "table_id", "t")},
+                "recorded": 1718000023.0, "settlement": {"status": "settled"}, "dealt": [{"card": "6S"}]}
+    alerts = {"active": [], "past": [CLEARED["alert"]]}
+    assert GapChecker.store_recall(s, "t1", [recalled], alerts) == (1, 3)
+    assert GapChecker.store_recall(s, "t1", [recalled], alerts) == (0, 0)   # a second fill doubles nothing
+    w = Writer(db_url, "baccarat", FloorMetrics())
+    w.store = s
+    w.write([_msg("baccarat/t1/coup/result", RESULT), _msg("baccarat/t1/alerts/event", CLEARED)])
+    coups = s.coups()
+    assert len(coups) == 1 and coups[0]["seq"] == 98 and coups[0]["settlement"] == {"status": "settled"}
+    assert sorted(e["action"] for e in s.alert_events()) == ["acknowledged", "cleared", "raised"]
+    assert s.count("actions") == 2      # acknowledged and cleared by "sup"
+    s.close()
+
+
+def test_a_database_newer_than_the_code_is_refused(sqlite_url):
+    import pytest
+
+    from shoe_daemon.floor.store import StoreError
+
+    s = Store.open(sqlite_url)
+    with s.transaction():
+        s.execute("INSERT INTO floor_schema (version, name, applied_at) VALUES (?, ?, ?)", (99, "future", 0.0))
+    s.close()
+    with pytest.raises(StoreError, match="schema 99, newer than this floor"):
+        Store.open(sqlite_url)
