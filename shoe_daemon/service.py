@@ -30,6 +30,7 @@ JOURNAL_RETRY = 1.0      # s between looks at a journal that refused a write whi
 BATCH_MAX = 256          # events journaled in one transaction (group commit)
 WATCHDOG_STALL = 10.0    # s without progress from the reader before pings stop
 RESUME_SCAN = 200        # journaled events searched for the shoe link's resume point
+REPUBLISH_TAIL = 512     # journaled events whose messages are published again after a restart
 BACKLOG_MAX = 2000       # messages waiting for a connected broker before a source thread is held back
 BACKLOG_WAIT = 0.5       # s a source thread is held back at most (its link keeps its own timers)
 
@@ -57,6 +58,7 @@ class Daemon:
         self.api = None                       # shoe_daemon.api.ApiServer, when [api] is enabled
         self.metrics = None                   # shoe_daemon.api.metrics.Metrics (its own registry)
         self._waiters: dict[int, tuple[Event, asyncio.Future]] = {}
+        self._republish: list[Publish] = []   # the replayed tail's messages, for start_mqtt
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -97,8 +99,26 @@ class Daemon:
                 if stored is None or stored.result != json.loads(canonical_json(out.result)):
                     self.journal.record_coup(out.coup_id, out.shoe, out.coup, out.result)
 
-        events = (event for _seq, event in self.journal.current_shoe_events())
-        return self.pipeline.restore(events, rewrite_lost_record)
+        # The messages of the last events journaled may never have reached the broker (a kill
+        # between the journal's commit and the publisher's socket, or a backlog waiting for it):
+        # they go out again once connected, with their own seq and bytes (subscribers dedupe by seq).
+        entries = list(self.journal.current_shoe_events())
+        tail_from = max(0, len(entries) - REPUBLISH_TAIL)
+        position = 0
+        self._republish = []
+
+        def on_output(out) -> None:
+            rewrite_lost_record(out)
+            if position > tail_from and isinstance(out, Publish):
+                self._republish.append(out)
+
+        def events():
+            nonlocal position
+            for _seq, event in entries:
+                position += 1
+                yield event
+
+        return self.pipeline.restore(events(), on_output)
 
     def start_mqtt(self):
         from shoe_daemon.publish.mqtt import MqttPublisher
@@ -116,7 +136,13 @@ class Daemon:
             mqtt, table_id=self.config.table.id, version=__version__, on_alert=self._publisher_alert,
             loop=self._loop,
         )
-        for out in self.table.retained():
+        # The replayed tail's messages, then the retained state they do not carry, in seq order (a
+        # display drops a message whose seq is below one it has seen).
+        first = {(m.topic, m.payload["seq"]): m for m in self._republish}
+        for m in self.table.retained():
+            first.setdefault((m.topic, m.payload["seq"]), m)
+        self._republish = []
+        for out in sorted(first.values(), key=lambda m: m.payload["seq"]):
             self.publisher.publish(out.topic, out.encode(), out.qos, out.retain)
         self.publisher.start()
 

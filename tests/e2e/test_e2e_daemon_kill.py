@@ -122,11 +122,16 @@ def test_sigkill_mid_coup_resumes_the_coup(tmp_path, mosquitto, mqtt_subscriber,
     daemon.start()
     sub.wait_for(lambda msgs: statuses(msgs, PREFIX) == ["online", "offline", "online"], timeout=20)
 
-    def first_current_after_restart(msgs):
-        fresh = [m for m in msgs[retained_seen:] if not m.retain and m.topic == f"{PREFIX}/coup/current"]
+    # After the restart the last journaled events' messages go out again (same seq, same bytes),
+    # then the retained state: the coup it was killed in is shown again, byte for byte.
+    killed_seq = json.loads(before_kill)["seq"]
+
+    def current_again_after_restart(msgs):
+        fresh = [m for m in msgs[retained_seen:] if not m.retain and m.topic == f"{PREFIX}/coup/current"
+                 and json.loads(m.payload)["seq"] == killed_seq]
         return fresh[0].payload if fresh else None
 
-    after = sub.wait_for(first_current_after_restart, timeout=20)
+    after = sub.wait_for(current_again_after_restart, timeout=20)
     assert after == before_kill, "the restarted daemon does not show the coup it was killed in"
 
     sub.wait_for(lambda msgs: n_results(msgs) >= coups, timeout=40)
