@@ -392,7 +392,7 @@ class ApiToken(_Section):
     (``"sha256:<64 hex>"``: the SHA-256 of the token, so the configuration holds no secret)."""
 
     user: str = Field(min_length=1, max_length=64)
-    role: Literal["dealer", "supervisor", "technician"]
+    role: Literal["dealer", "supervisor", "pit", "technician"]
     token: SecretStr | None = None
     token_file: str | None = None
     token_hash: str | None = Field(None, pattern=TOKEN_HASH_PATTERN)

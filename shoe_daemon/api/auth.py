@@ -21,7 +21,7 @@ from fastapi.security import HTTPBearer
 from shoe_daemon.api.errors import ApiError
 from shoe_daemon.config import token_digest
 
-ROLES = ("dealer", "supervisor", "technician")
+ROLES = ("dealer", "supervisor", "pit", "technician")
 REALM = 'Bearer realm="shoe-daemon"'
 
 # Only for the OpenAPI schema (securitySchemes); the checks below do the work.

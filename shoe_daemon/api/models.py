@@ -121,7 +121,7 @@ class Health(BaseModel):
 
 class Whoami(BaseModel):
     user: str = Field(description="the token's user ([[api.tokens]] user)")
-    role: Literal["dealer", "supervisor", "technician"]
+    role: Literal["dealer", "supervisor", "pit", "technician"]
 
 
 class Ready(BaseModel):

@@ -44,11 +44,12 @@ def build_router(ctx) -> APIRouter:
         return Depends(requires(lambda request: ctx.tokens, ctx.forbidden, *roles))
 
     Dealer = Annotated[Principal, role("dealer")]
-    Supervisor = Annotated[Principal, role("supervisor")]
+    # The pit boss has a supervisor's rights (resolve, void, correct, alerts, audit, settlements).
+    Supervisor = Annotated[Principal, role("supervisor", "pit")]
     Technician = Annotated[Principal, role("technician")]
-    DealerOrSupervisor = Annotated[Principal, role("dealer", "supervisor")]
+    DealerOrSupervisor = Annotated[Principal, role("dealer", "supervisor", "pit")]
     AnyRole = Annotated[Principal, role(*ROLES)]
-    SupervisorOrTechnician = Annotated[Principal, role("supervisor", "technician")]
+    SupervisorOrTechnician = Annotated[Principal, role("supervisor", "pit", "technician")]
 
     # ------------------------------------------------------------------ helpers
 

@@ -22,7 +22,7 @@ from firmware_protocol.messages import CardDrawn, CardUnreadable, UnreadableReas
 from shoe_daemon.emulator import EmulatedShoe
 from tests.support.mosquitto import MosquittoServer, free_port
 
-ROLES = ("dealer", "supervisor", "technician")
+ROLES = ("dealer", "supervisor", "pit", "technician")
 
 
 def toml_config(tmp: Path, *, shoe_path: str, mqtt_port: int, api_port: int, tokens: dict[str, str],

@@ -15,7 +15,7 @@ from websockets.sync.client import connect
 
 from shoe_daemon.api.audit import verify
 from shoe_daemon.emulator import Disconnect
-from tests.api.harness import ws_messages
+from tests.api.harness import ROLES, ws_messages
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -32,7 +32,10 @@ WRITES = [
     ("POST", "/config/reload", "technician", {"reason": "limits changed"}),
 ]
 # Token-protected reads.
-PROTECTED_READS = [("/coups/1-1/settlement", ("dealer", "supervisor")), ("/audit", ("supervisor", "technician"))]
+PROTECTED_READS = [("/coups/1-1/settlement", ("dealer", "supervisor", "pit")),
+                   ("/audit", ("supervisor", "pit", "technician"))]
+# The pit boss opens every supervisor endpoint too.
+OPENS = {"dealer": {"dealer"}, "supervisor": {"supervisor", "pit"}, "technician": {"technician"}}
 
 
 def error_of(resp, status):
@@ -57,7 +60,7 @@ def test_health_readiness_and_status(stack):
     assert status["shoe_port"]["connected"] is True and status["shoe_port"]["reconnects"] >= 0
     assert status["broker"]["connected"] is True
     assert status["journal"]["open"] is True and status["journal"]["last_seq"] >= 1
-    assert status["api"]["host"] == "127.0.0.1" and status["api"]["tokens"] == 3
+    assert status["api"]["host"] == "127.0.0.1" and status["api"]["tokens"] == len(ROLES)
 
 
 def test_openapi_schema_has_models_and_bearer_auth(stack):
@@ -90,8 +93,8 @@ def test_every_write_needs_a_token_of_its_role(stack, method, path, role, body):
     assert 'error="invalid_token"' in bad.headers["www-authenticate"]
     basic = stack.http.request(method, path, json=body, headers={"Authorization": "Basic dXNlcjpwdw=="})
     error_of(basic, 401)
-    for other in ("dealer", "supervisor", "technician"):
-        if other == role:
+    for other in ("dealer", "supervisor", "pit", "technician"):
+        if other in OPENS[role]:
             continue
         resp = stack.http.request(method, path, json=body, headers=stack.auth(other))
         err = error_of(resp, 403)
@@ -102,7 +105,7 @@ def test_every_write_needs_a_token_of_its_role(stack, method, path, role, body):
 @pytest.mark.parametrize("path,roles", PROTECTED_READS)
 def test_protected_reads(stack, path, roles):
     error_of(stack.get(path), 401)
-    for role in ("dealer", "supervisor", "technician"):
+    for role in ("dealer", "supervisor", "pit", "technician"):
         resp = stack.get(path, role)
         assert resp.status_code in ((200, 404) if role in roles else (403,)), (role, resp.text)
 
@@ -540,3 +543,15 @@ def test_config_reload_applies_limits_and_tokens_and_reports_restarts(stack):
         restored = stack.post("/config/reload", {"reason": "test over"}, "technician")
         assert restored.status_code == 200, restored.text
         assert restored.json()["restart_needed"] == []
+
+
+def test_the_pit_boss_resolves_a_held_coup_that_a_dealer_may_not(stack):
+    stack.deal("9H", "2C")
+    stack.deal("KS", unreadable=(0,))                    # waits for a person: the coup stops
+    refused = stack.post("/coup/void", {"reason": "misdeal"}, "dealer")
+    assert error_of(refused, 403)["message"].endswith("this needs supervisor, pit")
+    voided = stack.post("/coup/void", {"reason": "misdeal, checked by the pit"}, "pit")
+    assert voided.status_code == 200, voided.text
+    assert stack.get("/auth/whoami", "pit").json()["role"] == "pit"
+    entries = stack.get("/audit", "pit").json()["entries"]
+    assert any(e["role"] == "pit" and e["action"] == "void_coup" for e in entries)

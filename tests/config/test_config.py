@@ -200,7 +200,7 @@ token = "inline-token"
         ("[mqtt]\nkeepalive = 'long'", "config error: mqtt.keepalive: must be an integer (got 'long')"),
         ("[api]\nport = 0", "config error: api.port: must be at least 1 (got 0)"),
         ("[api]\ntokens = { user = 'a' }", "config error: api.tokens: must be an array (got a table)"),
-        ("[[api.tokens]]\nuser = 'a'\nrole = 'boss'\ntoken = 'tok-a'", "config error: api.tokens[0].role: must be one of 'dealer', 'supervisor', 'technician' (got 'boss')"),
+        ("[[api.tokens]]\nuser = 'a'\nrole = 'boss'\ntoken = 'tok-a'", "config error: api.tokens[0].role: must be one of 'dealer', 'supervisor', 'pit', 'technician' (got 'boss')"),
         ("[[api.tokens]]\nuser = 'a'\nrole = 'dealer'\ntoken = ''", "config error: api.tokens[0].token: must not be empty"),
         ("[[api.tokens]]\nuser = 'a'\nrole = 'dealer'", "config error: api.tokens[0]: needs token or token_file"),
         ("[[api.tokens]]\nuser = 'a'\nrole = 'dealer'\ntoken = 'x'\ntoken_file = '/y'", "config error: api.tokens[0].token_file: give token or token_file, not both"),

@@ -219,7 +219,7 @@ def test_a_dealer_cannot_void_a_held_coup_and_a_supervisor_voids_it_with_a_reaso
     dealer.click("#held-void")
     choose_reason(dealer, 0)
     refused = message(dealer, "error")
-    assert refused == "Refused: dealer-1 has the role dealer; this needs supervisor"
+    assert refused == "Refused: dealer-1 has the role dealer; this needs supervisor, pit"
     shot(dealer, shots, "console-800x480-refused.png")
     assert dealer.is_visible("#reason-sheet")          # still open: nothing was done
     dealer.click("#reason-cancel")
@@ -266,7 +266,7 @@ def test_a_supervisor_confirms_a_held_coup_and_acknowledges_then_clears_its_aler
     # A dealer's acknowledgement is refused by the API.
     dealer.click(f"{row} button.ack")
     choose_reason(dealer, 0)
-    assert message(dealer, "error") == "Refused: dealer-1 has the role dealer; this needs supervisor"
+    assert message(dealer, "error") == "Refused: dealer-1 has the role dealer; this needs supervisor, pit"
     dealer.click("#reason-cancel")
     supervisor.click(f"{row} button.ack")
     choose_reason(supervisor, 0)

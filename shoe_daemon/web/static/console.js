@@ -332,7 +332,8 @@
         li.dataset.kind = a.kind;
         ev.appendChild(li);
       });
-      $("held-note").textContent = state.who && state.who.role !== "supervisor" ? t("console.held.supervisor_only") : "";
+      var resolves = state.who && (state.who.role === "supervisor" || state.who.role === "pit");
+      $("held-note").textContent = state.who && !resolves ? t("console.held.supervisor_only") : "";
     }
     var attention = c && c.held ? "held" : awaited ? "awaiting" : "";
     if (attention && attention !== state.attention) showTab("coup");
