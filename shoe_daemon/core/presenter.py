@@ -68,8 +68,9 @@ class Presenter:
 
     def coup(self, out: Outbox, t: float, snapshot: dict, awaiting: dict, card_sources: dict,
              shoe: dict) -> None:
-        """``coup/current`` (with the totals announced) and ``shoe``, after every change."""
-        snap = dict(snapshot)
+        """``coup/current`` (with the totals announced) and ``shoe``, after every change. ``snapshot``
+        is a fresh dict (the engine's snapshot as a dict): it becomes the payload."""
+        snap = snapshot
         snap["announce"] = f"Punto {snap['punto_total']}, Banco {snap['banco_total']}"
         snap["awaiting"] = awaiting
         snap["card_sources"] = card_sources

@@ -467,12 +467,12 @@ class Table:
             if alert.evidence.get("result_withdrawn"):
                 withdrawn = f"{alert.shoe}-{alert.coup}"
         if withdrawn is not None and (step.result is None or step.result.coup_id != withdrawn):
-            self.scoreboard.withdraw(out, t, withdrawn, self.engine.snapshot().shoe)
+            self.scoreboard.withdraw(out, t, withdrawn, step.snapshot.shoe)
         if step.result is not None:
             result = step.result.to_dict()
             self.scoreboard.settled(out, t, result)
             out.append(self.ledger.coup_record(result))
-            self.scoreboard.update_roads(out, t, result, self.engine.snapshot().shoe)
+            self.scoreboard.update_roads(out, t, result, step.snapshot.shoe)
             self._publish_odds(out, event)
         self._publish_coup(out, t, step.snapshot)
 
