@@ -38,6 +38,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="inject emulator faults, e.g. noise=0.05 drop=0.02 (see `shoe-daemon emulate --help`)")
     parser.add_argument("--port", type=int, default=None, help="embedded broker port (default: a free one)")
     parser.add_argument("--plain", action="store_true", help="one line per event instead of the redrawn view")
+    parser.add_argument("--http-port", type=int, default=None, metavar="PORT",
+                        help="the API, display and console port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--ws-port", type=int, default=None, metavar="PORT",
+                        help="the embedded broker's WebSocket port for the display (default: a free one)")
     parser.add_argument("--tables", type=int, default=None, metavar="N",
                         help="run N emulated tables and the floor service with its page (docs/floor.md)")
 
@@ -152,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         shoe = EmulatedShoe(decks=args.decks, seed=seed, pace=args.pace, faults=faults,
                             link=os.path.join(workdir, "dealing-shoe"), shoes=None, coups=args.coups)
         path = shoe.open()
-        api_port, ws_port = _free_port(), _free_port()
+        api_port, ws_port = args.http_port or _free_port(), args.ws_port or _free_port()
         tokens = demo_tokens()
         config = build_config(workdir, path, port, args.decks, api_port, ws_port, tokens)
         print(f"demo: emulated {args.decks}-deck shoe (seed {seed}) on {path}; embedded broker on 127.0.0.1:{port}; "
@@ -186,6 +190,12 @@ def run(args: argparse.Namespace) -> int:
                    "--table", "demo", "--ready-file", view_ready]
         if args.plain:
             monitor.append("--plain")
+        # The redrawn view keeps where a person acts: a card the shoe cannot read, or a held coup,
+        # waits for the console.
+        for note in (f"display  http://127.0.0.1:{api_port}/display/",
+                     f"console  {console}#token={tokens['dealer']}  (dealer: enter a card)",
+                     f"         {console}#token={tokens['supervisor']}  (supervisor: resolve, void)"):
+            monitor += ["--note", note]
         # Stop after N coups counted where they are settled (the daemon), not where they are
         # seen: a fast emulator may settle some before the view has subscribed.
         settled = threading.Event()

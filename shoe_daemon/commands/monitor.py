@@ -50,6 +50,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coups", type=positive_int(), metavar="N", help="exit after N coup results")
     parser.add_argument("--once", action="store_true", help="print the retained state and exit")
     parser.add_argument("--plain", action="store_true", help="one line per event even on a terminal")
+    parser.add_argument("--note", action="append", default=[], metavar="TEXT",
+                        help="a line kept under the redrawn view (repeatable), e.g. where the console is")
     parser.add_argument("--ready-file", metavar="PATH",
                         help="create PATH once subscribed (for a script that waits for the view, e.g. the demo)")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="S",
@@ -156,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     interactive = sys.stdout.isatty() and not args.plain
-    view = TableView(prefix, broker=f"{host}:{port}", color=interactive)
+    view = TableView(prefix, broker=f"{host}:{port}", color=interactive, notes=args.note)
     out = sys.stdout
 
     def emit(lines: list[str]) -> None:

@@ -77,8 +77,9 @@ def _next(d: dict) -> Any:
 
 
 class TableView:
-    def __init__(self, prefix: str, *, broker: str = "", color: bool = False) -> None:
+    def __init__(self, prefix: str, *, broker: str = "", color: bool = False, notes: list[str] | None = None) -> None:
         self.prefix = prefix
+        self.notes = list(notes or [])    # lines kept under the screen (the demo's URLs and tokens)
         self.broker = broker
         self.color = color
         self.broker_state = "connecting"
@@ -405,6 +406,12 @@ class TableView:
                 lines.append("  complete")
             else:
                 lines.append(f"  next: {c(nxt, BOLD, SIDE_COLOR.get(nxt, '')) if nxt else '-'}")
+            awaiting = cur.get("awaiting") if isinstance(cur.get("awaiting"), dict) else {}
+            if awaiting.get("unreadable"):
+                lines.append("  " + c("waiting for a person: the shoe could not read a card; "
+                                      "enter it at the console", BOLD, YELLOW))
+            if cur.get("held"):
+                lines.append("  " + c("held: a supervisor resolves it at the console", BOLD, RED))
         else:
             lines.append("No coup yet")
         lines.append("")
@@ -431,4 +438,7 @@ class TableView:
             lines.append("Alerts   none")
         if self.updated:
             lines.append(c(time.strftime("updated %H:%M:%S", time.localtime(self.updated)), DIM))
+        if self.notes:
+            lines.append("─" * min(width, 78))
+            lines.extend(self.notes)
         return "\n".join(lines)

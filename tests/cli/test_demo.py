@@ -87,3 +87,17 @@ def test_a_daemon_that_cannot_start_is_one_line_and_an_exit(tmp_path):
     assert time.monotonic() - started < 60              # not the view's 30 s start wait on top
     (kept,) = leftovers(tmp_path)                      # kept for its log, which the line names
     assert f"{kept}/daemon.log" in err and "the daemon failed" in (tmp_path / kept / "daemon.log").read_text()
+
+
+def test_http_and_ws_ports_are_the_ones_asked_for_and_the_view_keeps_the_console(tmp_path):
+    from tests.support.mosquitto import free_port
+
+    http_port, ws_port = free_port(), free_port()
+    proc = demo(tmp_path, "--coups", "2", "--pace", "0", "--seed", "3", "--http-port", str(http_port),
+                "--ws-port", str(ws_port))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"browser display: http://127.0.0.1:{http_port}/display/" in err
+    assert f"console (a card the shoe cannot read waits for a person there): http://127.0.0.1:{http_port}/console/" in err
+    # The monitor was told to keep the console's links under its view.
+    assert re.search(rf"supervisor: http://127\.0\.0\.1:{http_port}/console/#token=\S+", err)

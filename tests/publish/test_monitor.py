@@ -258,3 +258,18 @@ def test_view_tags_cards_that_did_not_come_from_the_shoe():
     live.apply("coup/card", j(type="card", coup=1, side="banco", card="5C", punto_total=6, banco_total=8,
                               next=None, source="camera", confidence=0.5))
     assert live.current_line().startswith("coup 1 (shoe 1) now: punto 2S 4D (6) | banco 3H 5C[camera 50.0%] (8)")
+
+
+def test_the_view_keeps_its_notes_and_says_when_a_person_is_awaited():
+    view = TableView(PREFIX, broker="b:1883", notes=["console  http://127.0.0.1:9/console/#token=abc"])
+    view.apply("coup/current", j(coup=3, shoe=1, punto=["9H"], banco=[], punto_total=9, banco_total=0,
+                                 next="banco", complete=False, awaiting={"unreadable": 1, "queued_cards": 0}),
+               retained=True)
+    screen = view.screen()
+    assert "waiting for a person: the shoe could not read a card; enter it at the console" in screen
+    assert screen.splitlines()[-1] == "console  http://127.0.0.1:9/console/#token=abc"
+    view.apply("coup/current", j(coup=3, shoe=1, punto=["9H", "2S"], banco=["KD", "3C"], punto_total=1,
+                                 banco_total=3, next=None, complete=True, held=True,
+                                 awaiting={"unreadable": 0, "queued_cards": 0}), retained=True)
+    screen = view.screen()
+    assert "held: a supervisor resolves it at the console" in screen and "waiting for a person" not in screen
