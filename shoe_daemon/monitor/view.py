@@ -76,6 +76,9 @@ def _next(d: dict) -> Any:
     return d.get("next", d.get("next_side"))
 
 
+SHOWN_ALERTS = 6   # active alerts drawn on the screen; the rest are counted
+
+
 class TableView:
     def __init__(self, prefix: str, *, broker: str = "", color: bool = False, notes: list[str] | None = None) -> None:
         self.prefix = prefix
@@ -430,10 +433,12 @@ class TableView:
             lines.append("Sources  " + self.sources_text())
         if self.alerts:
             lines.append(c(f"Alerts   {len(self.alerts)} active", BOLD, RED))
-            for a in self.alerts:
+            for a in self.alerts[:SHOWN_ALERTS]:
                 sev = a.get("severity")
                 colour = RED if sev in ("error", "critical") else YELLOW
                 lines.append("  " + c(self.alert_text(a), colour))
+            if len(self.alerts) > SHOWN_ALERTS:     # the screen keeps its notes in view
+                lines.append(f"  ... and {len(self.alerts) - SHOWN_ALERTS} more")
         else:
             lines.append("Alerts   none")
         if self.updated:
