@@ -80,6 +80,8 @@ class FrameResult:
     # White card-shaped things not reported (card backs, unreadable faces): [(quad, reason)].
     rejected: list[tuple[list[list[float]], str]] = field(default_factory=list)
     size: tuple[int, int] = (0, 0)     # (width, height)
+    # With an enrolled deck: every quadrilateral the deck model read, [(quad, DeckReading)].
+    deck_readings: list = field(default_factory=list)
 
     def to_json(self, image: str | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {}
@@ -135,12 +137,14 @@ class Recognizer:
     """Reads every face-up card in a BGR frame. Thread-compatible: one instance per thread.
 
     ``config`` is the daemon's :class:`~shoe_daemon.config.Config`, its ``camera`` section, or a
-    dict like it: ``zones`` ([{name, polygon}]) and optionally ``recognizer`` = {``model``: path,
-    ``ok_threshold``, ``partial_threshold``}.
+    dict like it: ``zones`` ([{name, polygon}]), optionally ``model`` (an enrolled deck model,
+    :mod:`shoe_daemon.vision.deck`) and ``recognizer`` = {``model``: a glyph model path,
+    ``ok_threshold``, ``partial_threshold``}. ``model_path`` may name either kind of model file;
+    ``deck`` gives a loaded deck model.
     """
 
     def __init__(self, config: Any = None, *, zones: list[Zone] | None = None, model_path: str | None = None,
-                 thresholds: Thresholds | None = None):  # fmt: skip
+                 thresholds: Thresholds | None = None, deck: Any = None):  # fmt: skip
         import cv2  # noqa: F401  (fail here, not in the first frame, when OpenCV is missing)
 
         from shoe_daemon.vision.model import load_models
@@ -152,7 +156,13 @@ class Recognizer:
         else:
             camera = config
         self.zones = zones if zones is not None else parse_zones(_get(camera, "zones", []) or [])
+        from shoe_daemon.vision.deck import is_deck_model, load_deck_model
+
         opts = _get(camera, "recognizer", {})
+        deck_path = _get(camera, "model")
+        if model_path and is_deck_model(model_path):
+            deck_path, model_path = model_path, None
+        self.deck = deck if deck is not None else (load_deck_model(deck_path) if deck_path else None)
         model_path = model_path or _get(opts, "model")
         self.models = load_models(str(model_path) if model_path else None)
         t = thresholds or Thresholds()
@@ -163,6 +173,7 @@ class Recognizer:
     # ------------------------------------------------------------------ the frame
 
     def recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None = None) -> FrameResult:
+        from shoe_daemon.vision import deck as deck_features
         from shoe_daemon.vision import detect, index, pips
 
         t0 = time.perf_counter()
@@ -215,6 +226,8 @@ class Recognizer:
             corners = [index.read_corner(card, ink, white, c, features=False) for c in (0, 2)]
             pip = pips.read_pips(ink, card, white)
             slots = {"rank": [], "suit": [], "pip": []}
+            if self.deck is not None:
+                slots["deck"] = deck_features.features(card, ink, white)
             add(corners, slots)
             if pip.kind == "pips":
                 for b in pip.pips[:4]:
@@ -258,9 +271,14 @@ class Recognizer:
                 _cand, corners, _pip, slots, _img = per_card[k]
                 corners[c] = again
                 slots["rank"][c], slots["suit"][c] = i, j
+        readings = self.deck.read([x[3]["deck"] for x in per_card]) if self.deck is not None else []
         results = []
-        for cand, corners, pip, slots, _ink in per_card:
+        deck_readings = []
+        for k, (cand, corners, pip, slots, _ink) in enumerate(per_card):
             res = self._decide(cand, corners, pip, slots, rp, sp, zones)
+            if readings:
+                deck_readings.append((np.round(cand.quad, 1).tolist(), readings[k]))
+                res = self._decide_deck(cand, pip, res, readings[k], zones)
             if isinstance(res, str):
                 rejected.append((np.round(cand.quad, 1).tolist(), res))
             else:
@@ -268,9 +286,54 @@ class Recognizer:
         # Reading order: by zone, then left to right.
         results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
         h, w = frame_bgr.shape[:2]
-        return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h))
+        return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
 
     # ------------------------------------------------------------------ one card
+
+    def _decide_deck(self, cand, pip, generic: CardResult | str, dr, zones) -> CardResult | str:
+        """The enrolled deck's reading of a card, checked against the generic one.
+
+        The deck model decides when it is sure (probability and likeness to that card's own
+        face both clear the thresholds ``enroll`` set); the generic reading (index glyphs, pip
+        count, picture) may only veto it: a pip count or picture that contradicts the deck's
+        rank, or a sure generic card or value that differs, makes the card ``unknown``.
+        """
+        deck = self.deck
+        quad = np.round(cand.quad, 1).tolist()
+        zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
+        this_deck = dr.match >= deck.min_match
+        if not this_deck:
+            if isinstance(generic, CardResult):
+                return generic
+            return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
+        rank = dr.card[0]
+        value_vetoes, card_vetoes = [], []
+        if pip.kind == "pips":
+            seen = RANK_OF_COUNT[pip.count]
+            if RANK_VALUES[seen] != dr.value:
+                value_vetoes.append(f"the centre shows {pip.count} pips")
+            if seen != rank:
+                card_vetoes.append(f"the centre shows {pip.count} pips")
+        elif pip.kind == "picture":
+            if dr.value != 0:
+                value_vetoes.append("the centre shows a picture")
+            if rank not in "JQK":
+                card_vetoes.append("the centre shows a picture")
+        if isinstance(generic, CardResult):
+            if generic.value is not None and generic.value != dr.value:
+                value_vetoes.append(f"the index reads value {generic.value}")
+            if generic.card is not None and generic.card != dr.card:
+                card_vetoes.append(f"the index reads {generic.card}")
+        vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
+        if not vetoes and (dr.p_card >= deck.min_p or (isinstance(generic, CardResult) and generic.card == dr.card)):
+            conf = dr.p_card if dr.p_card >= deck.min_p else generic.confidence
+            return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, "")
+        if not value_vetoes and dr.p_value >= deck.min_p:
+            return CardResult(None, dr.value, "partial", dr.p_value, quad, zone,
+                              f"deck: value {dr.value} sure, card not (best {dr.card} {dr.p_card:.2f})"
+                              + ("; " + "; ".join(vetoes) if vetoes else ""))  # fmt: skip
+        why = f"deck: unsure, best guess {dr.card} ({dr.p_card:.2f})" + ("; " + "; ".join(vetoes) if vetoes else "")
+        return CardResult(None, None, "unknown", dr.p_value, quad, zone, why)
 
     def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
         th = self.thresholds
