@@ -10,8 +10,8 @@ faces from features of the whole face and of both index corners, whichever way u
 
 A small MLP (:class:`~shoe_daemon.vision.model.MLP`, numpy) gives the 52 probabilities; both
 orientations of the card are classified and averaged. A reading is believed only when it is also
-*close to what that card looks like* (the correlation of its ink map with the card's mean training
-ink map, :attr:`DeckModel.min_match`): a face of another deck, a chip or a back that the MLP would
+*close to what that card looks like* (the correlation of its standardised features, ink and
+colours, with that card's mean training features, :attr:`DeckModel.min_match`): a face of another deck, a chip or a back that the MLP would
 put somewhere anyway is not this deck's card. The thresholds are set by ``enroll`` on frames of
 its own (see :mod:`shoe_daemon.vision.enroll`) and stored in the file with the validation figures.
 
@@ -94,7 +94,7 @@ class DeckReading:
 @dataclass
 class DeckModel:
     mlp: MLP
-    centroids: np.ndarray             # (52, 2, GRID area): mean ink map per card, each way up
+    centroids: np.ndarray             # (52, 2, D): each card's mean standardised features, each way up
     min_p: float = 0.995              # an exact card needs this probability
     min_match: float = 0.5            # and this correlation with its own ink map
     info: dict[str, Any] = field(default_factory=dict)
@@ -105,15 +105,19 @@ class DeckModel:
             return []
         x = np.concatenate(feats)
         p = self.mlp.proba(x).reshape(len(feats), 2, -1).mean(axis=1)
-        grids = grid_part(x).reshape(len(feats), 2, -1)
+        z = self.standardise(x).reshape(len(feats), 2, -1)
         out = []
         for i in range(len(feats)):
             k = int(p[i].argmax())
             vp = np.bincount(VALUES, weights=p[i], minlength=10)
             v = int(vp.argmax())
-            match = float(_corr(grids[i, :1], self.centroids[k]).max())
+            match = float(_corr(z[i, :1], self.centroids[k]).max())
             out.append(DeckReading(ALL_CODES[k], float(p[i, k]), v, float(vp[v]), match, p[i]))
         return out
+
+    def standardise(self, x: np.ndarray) -> np.ndarray:
+        """Feature rows on the classifier's scale (each feature's training mean 0, spread 1)."""
+        return (x - self.mlp.mean) * self.mlp.scale
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": 1, "codes": list(ALL_CODES), "mlp": self.mlp.to_json(),
@@ -139,7 +143,7 @@ class DeckModel:
         except (KeyError, TypeError, ValueError) as exc:
             raise DeckModelError(f"{where}: damaged deck model ({type(exc).__name__}: {exc})") from None
         dim = GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1] + 3 * COLOUR[0] * COLOUR[1]
-        if mlp.w1.shape[0] != dim or mlp.w2.shape[1] != 52 or cents.shape != (52, 2, GRID[0] * GRID[1]):
+        if mlp.w1.shape[0] != dim or mlp.w2.shape[1] != 52 or cents.shape != (52, 2, dim):
             raise DeckModelError(f"{where}: damaged deck model (its arrays have the wrong shapes)")
         if not 0.5 < min_p <= 1.0 or not -1.0 <= min_match <= 1.0:
             raise DeckModelError(f"{where}: damaged deck model (thresholds out of range)")
