@@ -130,7 +130,8 @@ def _enroll(args: argparse.Namespace) -> int:
     settings = replace(enroll.QUICK if args.quick else enroll.Settings(), seed=args.seed)
     say(f"enrolling the deck of {args.faces} (52 faces) ...")
     result = enroll.enrol(faces, settings, source=str(Path(args.faces).resolve()), log=say)
-    say(f"validation, on frames not used to train or to set a threshold ({result.seconds:.0f} s in all):")
+    say(f"validation, on frames not used to train or to set a threshold ({result.seconds:.0f} s in all, "
+        f"{result.cpu:.0f} s of CPU):")
     for line in enroll.fmt_validation(result.validation):
         say(line)
     try:

@@ -38,6 +38,9 @@ RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second
 MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
 MIN_SIZE_RATIO = 0.6   # and one this much smaller is no card
 NOT_SURE = "not sure it is a face-up card"
+# The tallest rank glyph (px of the 224-px rectified card) a court's J/Q/K is believed from: the
+# trained indices are 13-24 px tall; a jumbo index's glyphs are 30-45 (or split into pieces).
+MAX_RANK_H = 28
 # A quadrilateral with an unconfirmed index glyph is still reported (``unknown``) as a face-up card
 # when this share of its inner area is solid ink and this share paper (glare, a white cuff or a
 # chip's label has next to no solid ink; a back is caught before, by its texture). Set on frames
@@ -302,11 +305,13 @@ class Recognizer:
     def _face_unread(self, cand, ink, why: str, zones) -> CardResult | str:
         """A face-up card whose index is there but unreadable (blur, glare): ``unknown``, or no card.
 
-        It had a rank-like glyph in an index corner (not confirmed, so not read) and, unlike glare
-        or a blank white thing, solid ink on paper in its inner area: reported as a card, with
+        It had a rank-like glyph in both index corners (not confirmed, so not read) and, unlike
+        glare or a blank white thing, solid ink on paper in its inner area: reported as a card, with
         neither card nor value, so a person knows a card lies there.
         """
         inner = ink[int(0.1 * ink.shape[0]): int(0.9 * ink.shape[0]), int(0.1 * ink.shape[1]): int(0.9 * ink.shape[1])]
+        if "rank glyphs in 2 corners" not in why:
+            return why          # one corner only: a card cut by a hand may be misplaced, or no card
         solid = float((inner > 0.4).mean())
         paper = float((inner < 0.2).mean())
         if solid < FACE_MIN_INK or paper < FACE_MIN_PAPER:
@@ -434,12 +439,20 @@ class Recognizer:
         if veto:
             what = f"{pip.count} pips" if pip.kind == "pips" else "a picture"
             reasons.append(f"the index reads {RANKS[int(idx_rank.argmax())]}, the centre shows {what}")
+        # On a court card the rank rests on the index glyph alone (the picture says J, Q or K, not
+        # which): a glyph taller than any index the classifiers were trained on (a jumbo index, or
+        # a piece of one) is out of their experience, and its J/Q/K is not believed (value 0 is).
+        jumbo = pip.kind == "picture" and any(r.rank_box is not None and r.rank_box.h > MAX_RANK_H
+                                              for r in corners)  # fmt: skip
+        if jumbo:
+            reasons.append("index glyph larger than any trained index: which court is not read")
         # Is it a face-up card at all? A whole index (rank and suit) in a corner, or a rank glyph that
         # the centre confirms. A glyph-like blob on a card back alone is not enough.
         # With the centre unclear, a whole index and the other corner reading alike.
         confirmed = support is not None and any(int(q.argmax()) in support for q in ranks)
         if not confirmed and not (full_index and len(ranks) == 2 and agree):
-            return NOT_SURE + " (no index the centre confirms): " + "; ".join(reasons)
+            return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners): " \
+                + "; ".join(reasons)
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:
@@ -467,11 +480,11 @@ class Recognizer:
         # Any answer needs the centre's support: the index corners share the design's glyphs, and a
         # classifier's error on an unseen design repeats in both (a "3" read "5" twice).
         corroborated = support is not None and not veto
-        if agree and not veto and corroborated and p_card >= th.ok:
+        if agree and not veto and corroborated and p_card >= th.ok and not jumbo:
             return CardResult(code, RANK_VALUES[RANKS[r_best]], "ok", _calibrate(cal.get("card"), p_card), quad, zone,
                               "", rank_post, suit_post)  # fmt: skip
         if value_agreed and p_value >= th.partial and (corroborated or veto):
-            if agree and not veto and rank_post[r_best] >= th.ok:
+            if agree and not veto and rank_post[r_best] >= th.ok and not jumbo:
                 why = f"rank {RANKS[r_best]} sure, suit not"
             else:
                 why = f"value {v_best} sure, exact rank not"
