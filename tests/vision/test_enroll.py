@@ -110,7 +110,9 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
         read[model is not None] = (right, wrong)
     total = sum(len(f.face_up) for f in frames)
     assert read[True][1] == 0 and read[False][1] == 0, read
-    assert read[True][0] >= total // 2 > read[False][0], (read, total)
+    # The --quick model (10 samples a card, thresholds from 12 frames) reads a third or more;
+    # the full one reads 97-99 % (bench.camera); zero-shot reads next to none of this design.
+    assert read[True][0] >= total // 3 > read[False][0], (read, total)
     # The daemon's configuration takes the model, checked as it loads, without OpenCV.
     check = ("import sys\nfrom shoe_daemon.config import validate_config\n"
              f"c = validate_config({{'camera': {{'model': {str(out)!r}}}}})\n"
