@@ -450,6 +450,10 @@ class Recognizer:
         # the centre confirms. A glyph-like blob on a card back alone is not enough.
         # With the centre unclear, a whole index and the other corner reading alike.
         confirmed = support is not None and any(int(q.argmax()) in support for q in ranks)
+        # Every face has ink in its centre (an ace its pip): a blank centre is a back's plain
+        # middle or no card, whatever glyph-like specks its corners show.
+        if pip.kind == "unclear" and pip.reason == "no ink in the centre":
+            return "no ink in the centre: no face; " + "; ".join(reasons)
         if not confirmed and not (full_index and len(ranks) == 2 and agree):
             return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners): " \
                 + "; ".join(reasons)
