@@ -116,7 +116,7 @@ def recalibrate_design(design: str) -> None:
     from shoe_daemon.vision.deck import DeckModel, load_deck_model
 
     model = load_deck_model(enrolled_path(design))
-    model = DeckModel(model.mlp, model.centroids, model.min_p, model.min_match, dict(model.info))
+    model = DeckModel(model.mlp, model.centroids, model.min_p, model.min_match, dict(model.info), model.min_p_small)
     val = enroll.check(model, cardart.design_faces(design), enroll.Settings(), print, time.time())
     for line in enroll.fmt_validation(val):
         print(line)

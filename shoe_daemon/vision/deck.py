@@ -37,6 +37,10 @@ CORNER = (12, 20)        # each index corner's ink map
 CORNER_BOX = (0.32, 0.38)  # the corner region, fractions of the card's width and height (jumbo indices too)
 COLOUR = (12, 16)        # each colour map
 VALUES = np.array([RANK_VALUES[c[0]] for c in ALL_CODES])
+SMALL_WIDTH = 100.0      # px in the frame: a card this narrow has its own threshold (blur takes suits first)
+# And never below this: enrolled models read 3 small, blurred cards (S for C, D for H) at 0.9968-0.9998
+# on table-stress frames of seeds 901-902, which no calibration (150 frames) had shown.
+SMALL_FLOOR = 0.9999
 
 
 class DeckModelError(ValueError):
@@ -98,6 +102,11 @@ class DeckModel:
     min_p: float = 0.995              # an exact card needs this probability
     min_match: float = 0.5            # and this correlation with its own ink map
     info: dict[str, Any] = field(default_factory=dict)
+    min_p_small: float | None = None  # an exact card under SMALL_WIDTH px wide needs this (default min_p)
+
+    def card_threshold(self, width: float) -> float:
+        small = self.min_p_small if self.min_p_small is not None else self.min_p
+        return max(self.min_p, small, SMALL_FLOOR) if width < SMALL_WIDTH else self.min_p
 
     def read(self, feats: list[np.ndarray]) -> list[DeckReading]:
         """Readings of cards, each given as its (2, D) :func:`features`."""
@@ -122,7 +131,7 @@ class DeckModel:
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": 1, "codes": list(ALL_CODES), "mlp": self.mlp.to_json(),
                 "centroids": _enc(self.centroids), "min_p": self.min_p, "min_match": self.min_match,
-                "info": self.info}  # fmt: skip
+                "min_p_small": self.min_p_small, "info": self.info}  # fmt: skip
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -147,7 +156,10 @@ class DeckModel:
             raise DeckModelError(f"{where}: damaged deck model (its arrays have the wrong shapes)")
         if not 0.5 < min_p <= 1.0 or not -1.0 <= min_match <= 1.0:
             raise DeckModelError(f"{where}: damaged deck model (thresholds out of range)")
-        return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})))
+        small = data.get("min_p_small")
+        if small is not None and not 0.5 < float(small) <= 1.0:
+            raise DeckModelError(f"{where}: damaged deck model (thresholds out of range)")
+        return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small))
 
 
 def is_deck_model(path: str | Path) -> bool:

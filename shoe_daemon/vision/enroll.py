@@ -224,6 +224,14 @@ class EnrolResult:
     cpu: float = 0.0              # CPU time of the process (the machine may be shared)
 
 
+SMALL = 100.0   # px: a card narrower has its own probability threshold (deck.SMALL_WIDTH)
+
+
+def _width(quad) -> float:
+    q = np.asarray(quad, np.float32)
+    return float(min(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[1])))
+
+
 def _frames_conditions():
     from shoe_daemon.vision.synth import CONDITIONS
 
@@ -236,7 +244,7 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
     from shoe_daemon.vision.recognizer import Recognizer
     from shoe_daemon.vision.zones import parse_zones
 
-    model.min_p, model.min_match = 0.5, -1.0       # see every reading
+    model.min_p, model.min_match, model.min_p_small = 0.5, -1.0, 0.5       # see every reading
     rec = Recognizer({}, deck=model)
     right, wrong, other = [], [], []
     for c, (_name, cond) in enumerate(_frames_conditions()):
@@ -246,30 +254,39 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
             res = rec.recognize(f.image, zones=parse_zones(f.zones))
             for quad, dr in res.deck_readings:
                 centre = np.mean(quad, axis=0)
+                small = _width(quad) < SMALL
                 near = [tc for tc in f.face_up
                         if np.hypot(*(tc.centre - centre)) < 0.3 * np.linalg.norm(tc.quad[1] - tc.quad[0])]
                 if not near:
                     other.append(dr.match)
                 elif dr.card == near[0].code:
-                    right.append((dr.p_card, dr.match))
+                    right.append((dr.p_card, dr.match, small))
                 else:
-                    wrong.append((dr.p_card, dr.match))
+                    wrong.append((dr.p_card, dr.match, small))
     # The pair of thresholds that lets no wrong reading and no non-card through and keeps the most
-    # right ones; then a step stricter each, for margin (these frames are few).
-    ladder = [0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999]
-    matches = [m for m in np.arange(0.2, 0.96, 0.02)]
-    best = (ladder[-1], 0.96, -1)
-    for i, tp in enumerate(ladder):
-        for tm in matches:
-            if any(p >= tp and m >= tm for p, m in wrong) or any(m >= tm for m in other):
-                continue
-            kept = sum(p >= tp and m >= tm for p, m in right)
-            if kept > best[2]:
-                best = (ladder[min(i + 1, len(ladder) - 1)], round(float(tm) + 0.02, 3), int(kept))
-    min_p, min_match = best[0], best[1]
-    bad = [p for p, m in wrong]
+    # right ones; then a step stricter each, for margin (these frames are few). Small cards (under
+    # SMALL px wide) get their own, stricter probability: blur takes their suit shapes first.
+    ladder = [0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 0.99999]
+    matches = [float(m) for m in np.arange(0.2, 0.96, 0.02)]
+
+    def search(rs, ws, fixed_match=None):
+        best = (ladder[-1], 0.96, -1)
+        for i, tp in enumerate(ladder):
+            for tm in ([fixed_match] if fixed_match is not None else matches):
+                if any(p >= tp and m >= tm for p, m, _ in ws) or any(m >= tm for m in other):
+                    continue
+                kept = sum(p >= tp and m >= tm for p, m, _ in rs)
+                if kept > best[2]:
+                    best = (ladder[min(i + 1, len(ladder) - 1)], tm, int(kept))
+        return best
+
+    best = search(right, wrong)
+    min_p, min_match = best[0], round(best[1] + 0.02, 3)
+    small = search([r for r in right if r[2]], [w for w in wrong if w[2]], fixed_match=min_match)
+    min_p_small = max(min_p, small[0])
+    bad = [p for p, _m, _s in wrong]
     stats = {"right": len(right), "wrong": len(wrong), "non_cards": len(other),
-             "max_wrong_p": float(max(bad)) if bad else None, "right_kept": best[2]}  # fmt: skip
+             "max_wrong_p": float(max(bad)) if bad else None, "right_kept": best[2], "min_p_small": min_p_small}
     return min_p, min_match, stats
 
 
@@ -338,7 +355,7 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
 def check(model, faces, s: Settings, say, t0: float) -> dict:
     """Set a model's thresholds on calibration frames, then validate it on others (see the module doc)."""
     min_p, min_match, cstats = calibrate(model, faces, s.calib_frames, s.seed)
-    model.min_p, model.min_match = min_p, min_match
+    model.min_p, model.min_match, model.min_p_small = min_p, min_match, cstats["min_p_small"]
     say(f"thresholds: probability >= {min_p}, likeness >= {min_match:.3f} ({cstats}); validating on "
         f"{s.val_frames} other frames ({time.time() - t0:.0f} s) ...")  # fmt: skip
     val = validate(model, faces, s.val_frames, s.seed)

@@ -134,6 +134,12 @@ def _suit_q(p: np.ndarray) -> np.ndarray:
     return p[:4] / max(1e-9, 1.0 - p[4])
 
 
+def cand_width(quad: np.ndarray) -> float:
+    """A card's width (its shorter side) in pixels."""
+    q = np.asarray(quad, np.float32)
+    return float(min(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[1])))
+
+
 def _calibrate(table: list[list[float]] | None, raw: float) -> float:
     """Piecewise-linear map raw score -> probability of being right (identity if no table)."""
     if not table:
@@ -355,8 +361,9 @@ class Recognizer:
             if generic.card is not None and generic.card != dr.card:
                 card_vetoes.append(f"the index reads {generic.card}")
         vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
-        if not vetoes and (dr.p_card >= deck.min_p or (isinstance(generic, CardResult) and generic.card == dr.card)):
-            conf = dr.p_card if dr.p_card >= deck.min_p else generic.confidence
+        need = deck.card_threshold(cand_width(cand.quad))
+        if not vetoes and (dr.p_card >= need or (isinstance(generic, CardResult) and generic.card == dr.card)):
+            conf = dr.p_card if dr.p_card >= need else generic.confidence
             return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, "")
         if isinstance(generic, str):
             # Neither reading is sure: the generic reader saw no face-up card here, so nothing
