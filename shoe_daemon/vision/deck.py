@@ -57,17 +57,15 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
                np.clip(g - np.maximum(r, b), 0, 1)]  # fmt: skip
     h, w = ink.shape
     cw, ch = int(CORNER_BOX[0] * w), int(CORNER_BOX[1] * h)
-    out = []
-    for turned in (False, True):
-        k = ink[::-1, ::-1] if turned else ink
-        parts = [cv2.resize(k, GRID, interpolation=cv2.INTER_AREA).ravel(),
-                 cv2.resize(np.ascontiguousarray(k[:ch, :cw]), CORNER, interpolation=cv2.INTER_AREA).ravel(),
-                 cv2.resize(np.ascontiguousarray(k[::-1, ::-1][:ch, :cw]), CORNER,
-                            interpolation=cv2.INTER_AREA).ravel()]  # fmt: skip
-        for c in colours:
-            c = c[::-1, ::-1] if turned else c
-            parts.append(cv2.resize(np.ascontiguousarray(c), COLOUR, interpolation=cv2.INTER_AREA).ravel())
-        out.append(np.concatenate(parts))
+    # Area resizing commutes with a half turn, so the turned card's maps are the upright ones
+    # turned (and its two corners swapped): one resize each, not two.
+    area = cv2.INTER_AREA
+    grid = cv2.resize(ink, GRID, interpolation=area)
+    tl = cv2.resize(np.ascontiguousarray(ink[:ch, :cw]), CORNER, interpolation=area)
+    br = cv2.resize(np.ascontiguousarray(ink[h - ch:, w - cw:][::-1, ::-1]), CORNER, interpolation=area)
+    cols = [cv2.resize(np.ascontiguousarray(c), COLOUR, interpolation=area) for c in colours]
+    out = [np.concatenate([grid.ravel(), tl.ravel(), br.ravel()] + [c.ravel() for c in cols]),
+           np.concatenate([grid[::-1, ::-1].ravel(), br.ravel(), tl.ravel()] + [c[::-1, ::-1].ravel() for c in cols])]
     return np.stack(out).astype(np.float32)
 
 
