@@ -579,6 +579,7 @@ class CameraConfig(_Section):
     source: str | int | None = None          # device index or path, a stream URL, a video file or folder
     fps: float | None = Field(None, gt=0)    # paces a recorded source (a folder, a file); live cameras set their own
     zones: list[dict[str, Any]] = []         # [{name, polygon = [[x, y], ...]}], image pixels
+    model: str | None = None                 # the casino's deck model (`shoe-daemon camera enroll`)
     fuser: CameraFuserConfig = CameraFuserConfig()
     recognizer: CameraRecognizerConfig = CameraRecognizerConfig()
 
@@ -592,6 +593,21 @@ class CameraConfig(_Section):
         except ZoneError as exc:
             key, _, problem = str(exc).partition(": ")
             raise _KeyedError(key.removeprefix("camera.zones"), problem) from None
+        return v
+
+    @field_validator("model")
+    @classmethod
+    def _deck_model(cls, v: str | None) -> str | None:
+        from shoe_daemon.vision.deck import DeckModelError, load_deck_model  # numpy only, no OpenCV
+
+        if v is None:
+            return v
+        if not Path(v).is_file():
+            raise ValueError(f"no such file: {v}")
+        try:
+            load_deck_model(v)
+        except DeckModelError as exc:
+            raise ValueError(str(exc)) from None
         return v
 
     @model_validator(mode="after")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-HELP = "overhead camera tools: snapshot (a frame with the configured zones drawn)"
+HELP = "overhead camera tools: snapshot (a frame with the zones drawn), enroll (a model of the casino's deck)"
 
 EPILOG = """\
 actions:
@@ -16,8 +16,21 @@ actions:
       (outline, corner coordinates, name), for the technician who sets the zones up.
       --recognize also draws what the recogniser reads (green ok, amber partial, red unknown).
 
-exit status: 0 written; 1 no frame could be had or FILE not written; 2 usage or configuration
-error (bad zones, no source), or OpenCV missing.
+  enroll --faces DIR --out MODEL [--quick] [--seed N]
+      train a model of the casino's own deck from its 52 face images in DIR, named by card
+      code (AS.png, TH.jpg, ...: any size, PNG or JPEG, RGB or RGBA with transparent corners).
+      Synthesises training frames from the faces, trains and validates the classifier (a few
+      minutes on 2 cores), prints the validation figures and writes MODEL, for
+      `[camera] model = "MODEL"` and `shoe-daemon recognize --model MODEL`.
+  enroll --from-camera SOURCE --faces DIR --out MODEL [--order CODES] [--capture-only]
+      guided capture first: lay the cards one after another under the camera (SOURCE: a device,
+      stream, video file or folder of recorded frames), in the order AS 2S ... KS AH ... KH AD
+      ... KD AC ... KC (or --order); each card that comes to rest is cropped, squared up and
+      written to DIR as CODE.png. Then enrols from DIR (unless --capture-only).
+
+exit status: 0 written; 1 no frame could be had, FILE or MODEL not written, or the capture
+ended before every card was laid; 2 usage or configuration error (bad zones, no source, a face
+folder that is not the 52 cards: the line says which file or card), or OpenCV missing.
 """
 
 
@@ -36,6 +49,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
                    help="frames to drop first, for a live camera's exposure to settle (default 10 for a "
                         "camera or stream, 0 otherwise)")  # fmt: skip
     p.add_argument("--recognize", action="store_true", help="also draw the cards the recogniser reads")
+    e = sub.add_parser("enroll", help="train a model of the casino's own deck from its 52 faces",
+                       description="train a model of the casino's own deck from its 52 face images",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    e.add_argument("--faces", metavar="DIR", required=True,
+                   help="folder of the 52 face images named by card code (written by --from-camera)")
+    e.add_argument("--out", metavar="MODEL", help="deck model file to write (JSON)")
+    e.add_argument("--from-camera", metavar="SOURCE", dest="from_camera",
+                   help="capture the faces from this frame source first (guided: lay the cards in order)")
+    e.add_argument("--order", metavar="CODES", help="with --from-camera: the order the cards are laid in")
+    e.add_argument("--capture-only", action="store_true", help="with --from-camera: write the faces, no model")
+    e.add_argument("--settle", type=int, default=3, metavar="N",
+                   help="with --from-camera: frames a card must rest before it is taken (default 3)")
+    e.add_argument("--quick", action="store_true", help="a small, fast model (for trying the tool out)")
+    e.add_argument("--seed", type=int, default=1, help="seed of the synthetic frames (default 1)")
 
 
 def _err(msg: str) -> None:
@@ -43,7 +70,77 @@ def _err(msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "enroll":
+        return _enroll(args)
     return _snapshot(args)
+
+
+def _enroll(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    if not args.capture_only and not args.out:
+        _err("enroll: --out MODEL is required (unless --from-camera ... --capture-only)")
+        return 2
+    if (args.order or args.capture_only) and not args.from_camera:
+        _err("enroll: --order and --capture-only go with --from-camera")
+        return 2
+    try:
+        import cv2  # noqa: F401
+    except ImportError:
+        _err("OpenCV is not installed: pip install 'shoe-daemon[camera]' (opencv-python-headless)")
+        return 2
+    from dataclasses import replace
+
+    from shoe_daemon.vision import enroll
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
+    if args.from_camera is not None:
+        from shoe_daemon.vision.frames import FrameSourceError, describe, masked_source, open_frames
+
+        try:
+            order = enroll.parse_order(args.order)
+        except enroll.FaceFolderError as exc:
+            _err(f"enroll: {exc}")
+            return 2
+        say(f"capturing {len(order)} cards from {masked_source(args.from_camera)} ({describe(args.from_camera)}): "
+            f"lay them one after another, first {' '.join(order[:3])} ...")  # fmt: skip
+        try:
+            faces, _ = enroll.capture_faces(open_frames(args.from_camera), order, settle=args.settle, log=say)
+        except FrameSourceError as exc:
+            _err(str(exc))
+            return 1
+        try:
+            enroll.write_faces(faces, args.faces)
+        except OSError as exc:
+            _err(f"enroll: {exc}")
+            return 1
+        say(f"wrote {len(faces)} faces to {args.faces}")
+        if len(faces) < len(order):
+            _err(f"enroll: the frames ended after {len(faces)} of {len(order)} cards; next was {order[len(faces)]}")
+            return 1
+        if args.capture_only:
+            return 0
+    try:
+        faces = enroll.load_faces(args.faces)
+    except enroll.FaceFolderError as exc:
+        _err(f"enroll: {exc}")
+        return 2
+    settings = replace(enroll.QUICK if args.quick else enroll.Settings(), seed=args.seed)
+    say(f"enrolling the deck of {args.faces} (52 faces) ...")
+    result = enroll.enrol(faces, settings, source=str(Path(args.faces).resolve()), log=say)
+    say(f"validation, on frames not used to train or to set a threshold ({result.seconds:.0f} s in all, "
+        f"{result.cpu:.0f} s of CPU):")
+    for line in enroll.fmt_validation(result.validation):
+        say(line)
+    try:
+        result.model.save(args.out)
+    except OSError as exc:
+        _err(f"enroll: cannot write {args.out}: {exc.strerror or exc}")
+        return 1
+    say(f"wrote {args.out}: use it with [camera] model = \"{args.out}\" or shoe-daemon recognize --model {args.out}")
+    return 0
 
 
 def _snapshot(args: argparse.Namespace) -> int:

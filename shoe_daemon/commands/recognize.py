@@ -34,7 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="image files")
     parser.add_argument("--json", action="store_true", help="one JSON object per image, one per line")
     parser.add_argument("--config", metavar="PATH", help="configuration file: camera.zones names the zones")
-    parser.add_argument("--model", metavar="PATH", help="glyph model file (default: the shipped one)")
+    parser.add_argument("--model", metavar="PATH", help="a deck model (`shoe-daemon camera enroll`) or a glyph model file "
+                        "(default: [camera] model with --config, else the shipped glyph model)")
     parser.add_argument("--draw", metavar="DIR",
                         help="also write each image with the cards and zones drawn into DIR")  # fmt: skip
 

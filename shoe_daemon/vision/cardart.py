@@ -31,6 +31,15 @@ from shoe_daemon.game.cards import ALL_CODES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CARDSJS_DIR = REPO_ROOT / "assets" / "cardsjs" / "cards"
+ASSETS = REPO_ROOT / "assets"
+# Vendored designs that no shipped model was trained on (assets/LICENSES.md): name -> (folder, back).
+DESIGNS = {
+    "kennard": (ASSETS / "kennard" / "2color", ASSETS / "kennard" / "back.svg"),
+    "kennard-jumbo": (ASSETS / "kennard" / "2color-bf", ASSETS / "kennard" / "back.svg"),
+    "kennard-4colour": (ASSETS / "kennard" / "4color", ASSETS / "kennard" / "back.svg"),
+    "kennard-4colour-jumbo": (ASSETS / "kennard" / "4color-bf", ASSETS / "kennard" / "back.svg"),
+    "responsive": (ASSETS / "responsive" / "cards", ASSETS / "responsive" / "cards" / "back.svg"),
+}
 RENDER_VERSION = "1"            # bump to invalidate every cached render
 
 # Index text of each rank as printed on a card.
@@ -132,6 +141,21 @@ def cardsjs_backs(width: int = 360) -> list[np.ndarray]:
     svgs = {n: (CARDSJS_DIR / f"{n}.svg").read_bytes() for n in ("Blue_Back", "Red_Back")}
     out = _cached_render(svgs, width, "cardsjs")
     return [out["Blue_Back"], out["Red_Back"]]
+
+
+def design_faces(name: str, width: int = 360) -> dict[str, np.ndarray]:
+    """The 52 faces of a vendored design of :data:`DESIGNS` (``"cardsjs"`` too): ``code -> BGRA``."""
+    if name == "cardsjs":
+        return cardsjs_faces(width)
+    folder, _ = DESIGNS[name]
+    return _cached_render({c: (folder / f"{c}.svg").read_bytes() for c in ALL_CODES}, width, name)
+
+
+def design_back(name: str, width: int = 360) -> np.ndarray:
+    if name == "cardsjs":
+        return cardsjs_backs(width)[0]
+    _, back = DESIGNS[name]
+    return _cached_render({"back": back.read_bytes()}, width, name + "-back")["back"]
 
 
 # --------------------------------------------------------------------------- procedural decks

@@ -110,9 +110,23 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
     biggest = max(blobs, key=lambda b: b.area)
     colour = colourful(card, white) if card is not None and white is not None else 0.0
     # Court pictures are printed in several inks (gold, blue...): a large blob in red or black
-    # alone is pips run together by blur, not a picture.
+    # alone is pips run together by blur, not a picture. But pips in a standard layout are pips
+    # whatever their ink: a four-colour deck prints diamonds blue and clubs green.
     if colour > 0.08:
-        return PipReading("picture", centre_ink=centre_ink, reason=f"colour {colour:.2f}")
+        counted = _count(binary, blobs, biggest, centre_ink, w, h)
+        if counted.kind == "pips":
+            counted.reason = f"pips in a colour ink ({colour:.2f})"
+            return counted
+        # A picture is one large figure; coloured pips that did not count (a jumbo index
+        # reaching into the centre) are no picture.
+        if biggest.w > 0.35 * w and biggest.h > 0.25 * h:
+            return PipReading("picture", centre_ink=centre_ink, reason=f"colour {colour:.2f}")
+        return PipReading("unclear", centre_ink=centre_ink, reason=f"colour {colour:.2f} but no picture, no pip layout")
+    return _count(binary, blobs, biggest, centre_ink, w, h)
+
+
+def _count(binary, blobs, biggest, centre_ink, w, h) -> PipReading:
+    """The pip count of the centre's blobs in a standard layout, or "unclear" and why."""
     if biggest.w > 0.45 * w and biggest.h > 0.3 * h:
         return PipReading("unclear", centre_ink=centre_ink, reason="a large blob in one ink (pips run together?)")
     big = [b for b in blobs if b.area >= 0.45 * biggest.area]

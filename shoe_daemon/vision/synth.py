@@ -53,6 +53,7 @@ class Condition:
     third_p: float = 0.5            # each box has a third (sideways) card with this probability
     empty: bool = False             # no face-up card at all: felt, chips, backs, hands
     white_sleeves: bool = False     # the dealer's cuff may be white (merges with a card it touches)
+    felts: tuple[str, ...] = ("green",)   # felt colours a frame draws from (FELTS)
 
 
 CONDITIONS: dict[str, Condition] = {
@@ -63,6 +64,14 @@ CONDITIONS: dict[str, Condition] = {
         gamma=(0.6, 1.6), white_balance=0.2, gradient=0.5, glare_p=0.7, glare=(60.0, 200.0),
         noise=(3.0, 10.0), jpeg=(30, 70), hand_p=0.4, chips=(2, 10), others=(1, 3), white_sleeves=True,
     ),
+    # The issue's "stress" of a real table: small cards any way round, strong motion blur, poor
+    # JPEG, green, red or blue felt, glare, hands.
+    "table-stress": Condition(
+        "table-stress", card_width=(60.0, 110.0), keystone=0.2, rotation=180.0, frame_rotation=10.0,
+        motion_blur=(5.0, 15.0), motion_p=0.7, defocus=(1.0, 3.0), gain=(0.6, 1.5), gamma=(0.7, 1.5),
+        white_balance=0.2, gradient=0.5, glare_p=0.7, glare=(60.0, 200.0), noise=(3.0, 10.0), jpeg=(30, 60),
+        hand_p=0.4, chips=(2, 10), others=(1, 3), white_sleeves=True, felts=("green", "red", "blue"),
+    ),
     # Nominal in every respect but the size: the smallest cards the camera may see.
     "small": Condition("small", card_width=(60.0, 100.0)),
     # Nominal, and a hand over one corner of a card in every frame.
@@ -70,6 +79,14 @@ CONDITIONS: dict[str, Condition] = {
     # No face-up card: for false cards. Backs, chips and hands on a nominal felt.
     "empty": Condition("empty", empty=True, chips=(2, 10), others=(1, 4), backs_p=1.0, hand_p=0.5),
 }  # fmt: skip
+
+
+# Base felt colours (BGR ranges): casino felts are green, red or blue.
+FELTS = {
+    "green": ((30, 60), (95, 140), (20, 50)),
+    "red": ((25, 50), (25, 45), (110, 160)),
+    "blue": ((110, 160), (55, 85), (15, 40)),
+}
 
 
 @dataclass
@@ -283,6 +300,33 @@ class FrameGenerator:
                       chips=len(chips), hand=hand_at is not None)  # fmt: skip
         return SynthFrame(img, jpeg, cards, zones, params)
 
+    def laying(self, codes: list[str], per_card: int = 4, seed: int = 0) -> list[np.ndarray]:
+        """Frames of a technician laying ``codes`` one after another on one spot (deck enrolment).
+
+        For each card: a frame with the card still in the hand (moving, a hand over it), then
+        ``per_card`` frames of it at rest (each with its own light and noise). Nominal optics,
+        cards about 220 px wide, upright or turned, a few degrees off square.
+        """
+        rng = np.random.default_rng([self.seed, seed, 0x1A7])
+        out = []
+        w = 220.0
+        h = w * CARD_ASPECT
+        centre = np.array([FRAME_W / 2, FRAME_H / 2])
+        for code in codes:
+            theta = math.radians(rng.uniform(-6, 6)) + (math.pi if rng.random() < 0.5 else 0.0)
+            pos = centre + rng.uniform(-20, 20, 2)
+            corners = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]]) @ _rot(theta).T
+            for k in range(per_card + 1):
+                moving = k == 0
+                quad = corners + pos + (rng.uniform(-60, 60, 2) if moving else 0.0)
+                canvas = self._felt(np.random.default_rng([self.seed, 7]), FRAME_W, FRAME_H)
+                self._paste(canvas, self.faces[code], quad, code)
+                if moving:
+                    self._hand(rng, canvas, quad, int(rng.integers(4)), w, [quad])
+                img, _, _ = self._camera(rng, canvas, w)
+                out.append(img)
+        return out
+
     def card_patch(self, rng: np.random.Generator, face: np.ndarray, hand_corner: int | None = None,
                    code: str | None = None) -> tuple[np.ndarray, TrueCard]:  # fmt: skip
         """One card, any way round, alone on a patch of felt, through the same camera model.
@@ -344,8 +388,10 @@ class FrameGenerator:
     def _felt(self, rng, width: int, height: int) -> np.ndarray:
         import cv2
 
-        # A base green (with some variation), a low-frequency mottle, a fine weave.
-        base = np.array([rng.uniform(30, 60), rng.uniform(95, 140), rng.uniform(20, 50)], np.float32)
+        # A base colour (green unless the condition says otherwise), a low-frequency mottle, a weave.
+        felts = self.condition.felts
+        name = felts[0] if len(felts) == 1 else felts[int(rng.integers(len(felts)))]
+        base = np.array([rng.uniform(*r) for r in FELTS[name]], np.float32)
         low = cv2.resize(rng.normal(0, 1, (9, 16)).astype(np.float32), (width, height),
                          interpolation=cv2.INTER_CUBIC)  # fmt: skip
         fine = rng.standard_normal((height, width), dtype=np.float32)

@@ -1,0 +1,188 @@
+"""An enrolled deck: a classifier of one deck's 52 faces, made by ``shoe-daemon camera enroll``.
+
+The glyph models read any standard index; a casino's own deck (a jumbo or peek index, four-colour
+suits, courts of its own style) is read far better by a model of that deck. An enrolled deck model
+classifies the whole rectified card (:mod:`shoe_daemon.vision.index`, 160 x 224) among the 52
+faces from features of the whole face and of both index corners, whichever way up it lies:
+
+* the ink map (1 - darkest channel / the card's white) at 24 x 32, the index corners at 12 x 20;
+* the colours of the ink (red, blue, green against the card's white) at 12 x 16.
+
+A small MLP (:class:`~shoe_daemon.vision.model.MLP`, numpy) gives the 52 probabilities; both
+orientations of the card are classified and averaged. A reading is believed only when it is also
+*close to what that card looks like* (the correlation of its standardised features, ink and
+colours, with that card's mean training features, :attr:`DeckModel.min_match`): a face of another deck, a chip or a back that the MLP would
+put somewhere anyway is not this deck's card. The thresholds are set by ``enroll`` on frames of
+its own (see :mod:`shoe_daemon.vision.enroll`) and stored in the file with the validation figures.
+
+The file is JSON (``"format": "deck"``); loading it needs numpy only, not OpenCV.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shoe_daemon.game.cards import ALL_CODES, RANK_VALUES
+from shoe_daemon.vision.model import MLP, _dec, _enc
+
+FORMAT = "deck"
+GRID = (24, 32)          # whole-card ink map (w, h)
+CORNER = (12, 20)        # each index corner's ink map
+CORNER_BOX = (0.32, 0.38)  # the corner region, fractions of the card's width and height (jumbo indices too)
+COLOUR = (12, 16)        # each colour map
+VALUES = np.array([RANK_VALUES[c[0]] for c in ALL_CODES])
+SMALL_WIDTH = 100.0      # px in the frame: a card this narrow has its own threshold (blur takes suits first)
+# And never below this: enrolled models read 3 small, blurred cards (S for C, D for H) at 0.9968-0.9998
+# on table-stress frames of seeds 901-902, which no calibration (150 frames) had shown.
+SMALL_FLOOR = 0.9999
+
+
+class DeckModelError(ValueError):
+    """A file that is no usable deck model."""
+
+
+def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """Features of a rectified card (BGR ``card``, its ``ink`` map and ``white``), both ways up: (2, D)."""
+    import cv2
+
+    norm = card.astype(np.float32) * (1.0 / np.maximum(white, 1.0))
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    colours = [np.clip(r - np.maximum(g, b), 0, 1), np.clip(b - np.maximum(g, r), 0, 1),
+               np.clip(g - np.maximum(r, b), 0, 1)]  # fmt: skip
+    h, w = ink.shape
+    cw, ch = int(CORNER_BOX[0] * w), int(CORNER_BOX[1] * h)
+    # Area resizing commutes with a half turn, so the turned card's maps are the upright ones
+    # turned (and its two corners swapped): one resize each, not two.
+    area = cv2.INTER_AREA
+    grid = cv2.resize(ink, GRID, interpolation=area)
+    tl = cv2.resize(np.ascontiguousarray(ink[:ch, :cw]), CORNER, interpolation=area)
+    br = cv2.resize(np.ascontiguousarray(ink[h - ch:, w - cw:][::-1, ::-1]), CORNER, interpolation=area)
+    cols = [cv2.resize(np.ascontiguousarray(c), COLOUR, interpolation=area) for c in colours]
+    out = [np.concatenate([grid.ravel(), tl.ravel(), br.ravel()] + [c.ravel() for c in cols]),
+           np.concatenate([grid[::-1, ::-1].ravel(), br.ravel(), tl.ravel()] + [c[::-1, ::-1].ravel() for c in cols])]
+    return np.stack(out).astype(np.float32)
+
+
+def grid_part(x: np.ndarray) -> np.ndarray:
+    """The whole-card ink map of feature rows."""
+    return x[..., : GRID[0] * GRID[1]]
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson correlation of each row of a with each row of b: (len(a), len(b))."""
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    a /= np.linalg.norm(a, axis=1, keepdims=True) + 1e-6
+    b /= np.linalg.norm(b, axis=1, keepdims=True) + 1e-6
+    return np.einsum("ik,jk->ij", a, b)
+
+
+@dataclass
+class DeckReading:
+    card: str                 # the most probable card
+    p_card: float             # its probability
+    value: int                # the most probable baccarat value
+    p_value: float
+    match: float              # correlation of the card's ink map with that card's own
+    probs: np.ndarray = field(repr=False)
+
+
+@dataclass
+class DeckModel:
+    mlp: MLP
+    centroids: np.ndarray             # (52, 2, D): each card's mean standardised features, each way up
+    min_p: float = 0.995              # an exact card needs this probability
+    min_match: float = 0.5            # and this correlation with its own ink map
+    info: dict[str, Any] = field(default_factory=dict)
+    min_p_small: float | None = None  # an exact card under SMALL_WIDTH px wide needs this (default min_p)
+
+    def card_threshold(self, width: float) -> float:
+        small = self.min_p_small if self.min_p_small is not None else self.min_p
+        return max(self.min_p, small, SMALL_FLOOR) if width < SMALL_WIDTH else self.min_p
+
+    def read(self, feats: list[np.ndarray]) -> list[DeckReading]:
+        """Readings of cards, each given as its (2, D) :func:`features`."""
+        if not feats:
+            return []
+        x = np.concatenate(feats)
+        p = self.mlp.proba(x).reshape(len(feats), 2, -1).mean(axis=1)
+        z = self.standardise(x).reshape(len(feats), 2, -1)
+        out = []
+        for i in range(len(feats)):
+            k = int(p[i].argmax())
+            vp = np.bincount(VALUES, weights=p[i], minlength=10)
+            v = int(vp.argmax())
+            match = float(_corr(z[i, :1], self.centroids[k]).max())
+            out.append(DeckReading(ALL_CODES[k], float(p[i, k]), v, float(vp[v]), match, p[i]))
+        return out
+
+    def standardise(self, x: np.ndarray) -> np.ndarray:
+        """Feature rows on the classifier's scale (each feature's training mean 0, spread 1)."""
+        return (x - self.mlp.mean) * self.mlp.scale
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": 1, "codes": list(ALL_CODES), "mlp": self.mlp.to_json(),
+                "centroids": _enc(self.centroids), "min_p": self.min_p, "min_match": self.min_match,
+                "min_p_small": self.min_p_small, "info": self.info}  # fmt: skip
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "model") -> DeckModel:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise DeckModelError(f"{where}: not a deck model (no \"format\": \"deck\"; make one with "
+                                 "`shoe-daemon camera enroll`)")  # fmt: skip
+        if data.get("version") != 1:
+            raise DeckModelError(f"{where}: deck model version {data.get('version')!r} is not supported")
+        if data.get("codes") != list(ALL_CODES):
+            raise DeckModelError(f"{where}: the model's cards are not the 52 of a standard deck")
+        try:
+            mlp = MLP.from_json(data["mlp"])
+            cents = _dec(data["centroids"])
+            min_p, min_match = float(data["min_p"]), float(data["min_match"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DeckModelError(f"{where}: damaged deck model ({type(exc).__name__}: {exc})") from None
+        dim = GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1] + 3 * COLOUR[0] * COLOUR[1]
+        if mlp.w1.shape[0] != dim or mlp.w2.shape[1] != 52 or cents.shape != (52, 2, dim):
+            raise DeckModelError(f"{where}: damaged deck model (its arrays have the wrong shapes)")
+        if not 0.5 < min_p <= 1.0 or not -1.0 <= min_match <= 1.0:
+            raise DeckModelError(f"{where}: damaged deck model (thresholds out of range)")
+        small = data.get("min_p_small")
+        if small is not None and not 0.5 < float(small) <= 1.0:
+            raise DeckModelError(f"{where}: damaged deck model (thresholds out of range)")
+        return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small))
+
+
+def is_deck_model(path: str | Path) -> bool:
+    """Does the file say it is a deck model (not a glyph model)? Reads only its start."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return False
+    return b'"format":"deck"' in head.replace(b" ", b"")
+
+
+def load_deck_model(path: str | Path) -> DeckModel:
+    """Load (and check) a deck model; :class:`DeckModelError` with one line saying what is wrong."""
+    return _load(str(Path(path).resolve()), Path(path).stat().st_mtime_ns if Path(path).exists() else 0)
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, _mtime: int) -> DeckModel:
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise DeckModelError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DeckModelError(f"{path}: not a deck model (not JSON: {exc})") from None
+    return DeckModel.from_json(data, path)

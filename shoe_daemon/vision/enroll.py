@@ -1,0 +1,458 @@
+"""Deck enrolment: from the 52 face images of a casino's deck to a deck model (``camera enroll``).
+
+1. :func:`load_faces` reads a folder of face images named by card code (``AS.png``, ``TH.jpg``;
+   ``10H`` is taken for ``TH``), any size, PNG or JPEG, RGB or RGBA (transparent corners): each
+   is cropped to its opaque part and checked. A missing card, a duplicate, an unreadable file, a
+   name that is no card code or a face that is not card-shaped is refused with one line
+   (:class:`FaceFolderError`). :func:`capture_faces` makes that folder from the table camera
+   (guided capture: the technician lays the cards one after another; each card that comes to rest
+   is cropped, squared up and named by the order).
+2. :func:`training_samples`: each face through the frame generator's camera model
+   (:mod:`shoe_daemon.vision.synth`: felt, light fall-off, glare, motion blur or defocus, gain,
+   gamma, white balance, noise, JPEG, a hand over a corner), at 60-200 px wide, rectified from
+   its outline moved by a few pixels (a detector's error), and described by
+   :func:`shoe_daemon.vision.deck.features`, both ways up.
+3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share.
+4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
+   (:class:`~shoe_daemon.vision.synth.FrameGenerator`, nominal and stress) read by the full
+   recogniser: the lowest probability with no wrong card, the likeness above every non-card.
+5. **Validation** on other frames (other seeds, never used to set anything): the figures printed
+   and stored in the model file.
+
+Everything is seeded: the same faces and settings give the same model.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from shoe_daemon.game.cards import ALL_CODES
+
+IMAGE_EXTS = (".png", ".jpg", ".jpeg")
+FACE_WIDTH = 360
+MIN_FACE_WIDTH = 40
+ASPECT = (1.2, 1.8)      # a face's height / width
+
+
+class FaceFolderError(ValueError):
+    """The face folder cannot make a deck; the message is one line naming the problem."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    samples_per_card: int = 44     # training samples per card (each gives two rows: both ways up)
+    hidden: int = 96
+    epochs: int = 20
+    calib_frames: int = 150        # frames that set the thresholds (a third per condition)
+    val_frames: int = 75           # frames that validate (reported)
+    seed: int = 1
+
+
+QUICK = Settings(samples_per_card=10, hidden=64, epochs=12, calib_frames=15, val_frames=12)
+
+
+# --------------------------------------------------------------------------- the face folder
+
+
+def _code_of(stem: str) -> str | None:
+    s = stem.strip().upper()
+    if s.startswith("10") and len(s) == 3:
+        s = "T" + s[2]
+    return s if s in ALL_CODES else None
+
+
+def read_face(path: Path) -> np.ndarray:
+    """One face image as BGRA cropped to its opaque part, :data:`FACE_WIDTH` wide."""
+    import cv2
+
+    data = np.fromfile(str(path), np.uint8)
+    img = cv2.imdecode(data, cv2.IMREAD_UNCHANGED) if data.size else None
+    if img is None:
+        raise FaceFolderError(f"{path}: not an image OpenCV can decode")
+    if img.dtype != np.uint8:
+        img = cv2.convertScaleAbs(img, alpha=255.0 / 65535.0)
+    if img.ndim == 2:
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGRA)
+    elif img.shape[2] == 3:
+        img = cv2.cvtColor(img, cv2.COLOR_BGR2BGRA)
+    ys, xs = np.nonzero(img[:, :, 3] > 16)
+    if len(xs) == 0:
+        raise FaceFolderError(f"{path}: the image is wholly transparent")
+    img = img[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
+    h, w = img.shape[:2]
+    if w < MIN_FACE_WIDTH:
+        raise FaceFolderError(f"{path}: {w}x{h} px is too small for a card face (at least {MIN_FACE_WIDTH} px wide)")
+    if not ASPECT[0] <= h / w <= ASPECT[1]:
+        raise FaceFolderError(f"{path}: {w}x{h} px is not an upright card face (height / width {h / w:.2f}, "
+                              f"expected {ASPECT[0]}-{ASPECT[1]})")  # fmt: skip
+    hh = int(round(h * FACE_WIDTH / w))
+    interp = cv2.INTER_AREA if w > FACE_WIDTH else cv2.INTER_CUBIC
+    return cv2.resize(img, (FACE_WIDTH, hh), interpolation=interp)
+
+
+def load_faces(folder: str | Path) -> dict[str, np.ndarray]:
+    """The 52 faces of a folder named by card code: ``code -> BGRA``; :class:`FaceFolderError` if not."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise FaceFolderError(f"{root}: no such folder")
+    found: dict[str, Path] = {}
+    for p in sorted(root.iterdir()):
+        if p.name.startswith(".") or not p.is_file() or p.suffix.lower() not in IMAGE_EXTS:
+            continue
+        code = _code_of(p.stem)
+        if code is None:
+            raise FaceFolderError(f"{p}: the name is not a card code (rank A 2-9 T J Q K + suit S H D C, "
+                                  "e.g. AS.png, TH.jpg)")  # fmt: skip
+        if code in found:
+            raise FaceFolderError(f"{p}: a second image of {code} (also {found[code].name})")
+        found[code] = p
+    missing = [c for c in ALL_CODES if c not in found]
+    if missing:
+        raise FaceFolderError(f"{root}: {len(found)} card faces, {len(missing)} missing: {' '.join(missing)}")
+    faces = {c: read_face(found[c]) for c in ALL_CODES}
+    heights = sorted(f.shape[0] for f in faces.values())
+    mid = heights[len(heights) // 2]
+    for c, f in faces.items():
+        if abs(f.shape[0] - mid) > 0.06 * mid:
+            raise FaceFolderError(f"{found[c]}: its proportions differ from the other faces' "
+                                  f"({FACE_WIDTH}x{f.shape[0]} against {FACE_WIDTH}x{mid} once scaled)")  # fmt: skip
+    return faces
+
+
+def write_faces(faces: dict[str, np.ndarray], folder: str | Path) -> None:
+    import cv2
+
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    for code, img in faces.items():
+        if not cv2.imwrite(str(root / f"{code}.png"), img):
+            raise OSError(f"cannot write {root / (code + '.png')}")
+
+
+# --------------------------------------------------------------------------- training samples
+
+
+def _generator(faces, condition, seed):
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    return FrameGenerator(faces, [_plain_back()], condition, seed=seed)
+
+
+def _plain_back() -> np.ndarray:
+    """A generic card back (a fine red lattice) for the frames' face-down cards."""
+    import cv2
+
+    img = np.full((504, 360, 4), 255, np.uint8)
+    img[:, :, :3] = (40, 40, 170)
+    for k in range(-504, 360, 14):
+        cv2.line(img, (k, 0), (k + 504, 504), (230, 230, 240, 255), 3)
+        cv2.line(img, (k + 504, 0), (k, 504), (230, 230, 240, 255), 3)
+    cv2.rectangle(img, (0, 0), (359, 503), (255, 255, 255, 255), 18)
+    return img
+
+
+def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
+                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51."""
+    from shoe_daemon.vision import deck, index
+    from shoe_daemon.vision.synth import CONDITIONS, with_overrides
+
+    conds = [_generator(faces, CONDITIONS["nominal"], seed),
+             _generator(faces, with_overrides(CONDITIONS["stress"], motion_blur=(2.0, 15.0),
+                                              felts=("green", "red", "blue")), seed + 1)]  # fmt: skip
+    rng = np.random.default_rng([seed, 0xE11])
+    xs, ys = [], []
+    t0 = time.time()
+    for k, code in enumerate(ALL_CODES):
+        face = faces[code]
+        for i in range(n_per_card):
+            gen = conds[i % 2]
+            w = rng.uniform(60.0, 200.0)
+            h = w * face.shape[0] / face.shape[1]
+            m = 0.15 * w
+            size_w, size_h = int(w + 2 * m), int(h + 2 * m)
+            canvas = gen._felt(rng, size_w, size_h)
+            quad = np.array([[m, m], [m + w, m], [m + w, m + h], [m, m + h]])
+            quad = quad + rng.normal(0, 0.006 * w, (4, 2))       # not quite square to the camera
+            gen._paste(canvas, face, quad, (code, id(face)))
+            if rng.random() < 0.3:
+                gen._hand(rng, canvas, quad, int(rng.choice([0, 1, 2, 3])), w, [quad])
+            img, _, _ = gen._camera(rng, canvas, w)
+            seen = quad + rng.normal(0, 0.012 * w, (4, 2))       # the detector's outline, off by a little
+            card = index.rectify(img, seen)
+            white = index.white_balance(card)
+            ink = index.ink_map(card, white)
+            xs.append(deck.features(card, ink, white))
+            ys += [k, k]
+        if log and (k + 1) % 13 == 0:
+            log(f"  samples: {k + 1}/52 cards ({time.time() - t0:.0f} s)")
+    x = np.concatenate(xs)
+    return x, np.array(ys), x[0::2]
+
+
+def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
+    from shoe_daemon.vision import deck, index
+
+    out = []
+    for code in ALL_CODES:
+        f = faces[code]
+        a = f[:, :, 3:4].astype(np.float32) / 255.0
+        bgr = (f[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
+        h, w = bgr.shape[:2]
+        card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
+        white = index.white_balance(card)
+        x = deck.features(card, index.ink_map(card, white), white)
+        out.append(deck.grid_part(x))
+    return np.stack(out)
+
+
+# --------------------------------------------------------------------------- training and checking
+
+
+@dataclass
+class EnrolResult:
+    model: object                 # DeckModel
+    validation: dict              # condition -> Tally
+    seconds: float                # wall clock
+    cpu: float = 0.0              # CPU time of the process (the machine may be shared)
+
+
+SMALL = 100.0   # px: a card narrower has its own probability threshold (deck.SMALL_WIDTH)
+
+
+def _width(quad) -> float:
+    q = np.asarray(quad, np.float32)
+    return float(min(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[1])))
+
+
+def _frames_conditions():
+    from shoe_daemon.vision.synth import CONDITIONS
+
+    return [("nominal", CONDITIONS["nominal"]), ("stress", CONDITIONS["stress"]),
+            ("table-stress", CONDITIONS["table-stress"])]
+
+
+def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]:
+    """Thresholds (min_p, min_match) from whole frames of the deck read by the full recogniser."""
+    from shoe_daemon.vision.recognizer import Recognizer
+    from shoe_daemon.vision.zones import parse_zones
+
+    model.min_p, model.min_match, model.min_p_small = 0.5, -1.0, 0.5       # see every reading
+    rec = Recognizer({}, deck=model)
+    right, wrong, other = [], [], []
+    for c, (_name, cond) in enumerate(_frames_conditions()):
+        gen = _generator(faces, cond, seed + 100 + c)
+        for i in range(frames // len(_frames_conditions())):
+            f = gen.frame(i)
+            res = rec.recognize(f.image, zones=parse_zones(f.zones))
+            for quad, dr in res.deck_readings:
+                centre = np.mean(quad, axis=0)
+                small = _width(quad) < SMALL
+                near = [tc for tc in f.face_up
+                        if np.hypot(*(tc.centre - centre)) < 0.3 * np.linalg.norm(tc.quad[1] - tc.quad[0])]
+                if not near:
+                    other.append(dr.match)
+                elif dr.card == near[0].code:
+                    right.append((dr.p_card, dr.match, small))
+                else:
+                    wrong.append((dr.p_card, dr.match, small))
+    # The pair of thresholds that lets no wrong reading and no non-card through and keeps the most
+    # right ones; then a step stricter each, for margin (these frames are few). Small cards (under
+    # SMALL px wide) get their own, stricter probability: blur takes their suit shapes first.
+    ladder = [0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 0.99999]
+    matches = [float(m) for m in np.arange(0.2, 0.96, 0.02)]
+
+    def search(rs, ws, fixed_match=None):
+        best = (ladder[-1], 0.96, -1)
+        for i, tp in enumerate(ladder):
+            for tm in ([fixed_match] if fixed_match is not None else matches):
+                if any(p >= tp and m >= tm for p, m, _ in ws) or any(m >= tm for m in other):
+                    continue
+                kept = sum(p >= tp and m >= tm for p, m, _ in rs)
+                if kept > best[2]:
+                    best = (ladder[min(i + 1, len(ladder) - 1)], tm, int(kept))
+        return best
+
+    best = search(right, wrong)
+    min_p, min_match = best[0], round(best[1] + 0.02, 3)
+    small = search([r for r in right if r[2]], [w for w in wrong if w[2]], fixed_match=min_match)
+    min_p_small = max(min_p, small[0])
+    bad = [p for p, _m, _s in wrong]
+    stats = {"right": len(right), "wrong": len(wrong), "non_cards": len(other),
+             "max_wrong_p": float(max(bad)) if bad else None, "right_kept": best[2], "min_p_small": min_p_small}
+    return min_p, min_match, stats
+
+
+def validate(model, faces, frames: int, seed: int) -> dict:
+    from shoe_daemon.vision.evaluate import Tally, score_frame
+    from shoe_daemon.vision.recognizer import Recognizer
+    from shoe_daemon.vision.zones import parse_zones
+
+    rec = Recognizer({}, deck=model)
+    out = {}
+    for c, (name, cond) in enumerate(_frames_conditions()):
+        gen = _generator(faces, cond, seed + 200 + c)
+        t = Tally()
+        for i in range(frames // len(_frames_conditions())):
+            f = gen.frame(i)
+            score_frame(f, rec.recognize(f.image, zones=parse_zones(f.zones)), t)
+        out[name] = t
+    return out
+
+
+def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source: str = "",
+          log: Callable[[str], None] | None = None) -> EnrolResult:  # fmt: skip
+    """Train, calibrate and validate a deck model for ``faces`` (see the module doc)."""
+    from shoe_daemon.vision.deck import DeckModel
+    from shoe_daemon.vision.model import fit_temperature, train_mlp
+
+    say = log or (lambda _m: None)
+    t0 = time.time()
+    c0 = time.process_time()
+    s = settings
+    say(f"synthesising {52 * s.samples_per_card} training cards ...")
+    x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say)
+    rng = np.random.default_rng(s.seed)
+    n = len(x) // 2
+    held = rng.random(n) < 0.15
+    held_rows = np.repeat(held, 2)
+    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
+    mlp = train_mlp(x[~held_rows], y[~held_rows], tuple(ALL_CODES), hidden=s.hidden, epochs=s.epochs,
+                    lr=2e-3, seed=s.seed)  # fmt: skip
+    mlp.temperature = fit_temperature(mlp, x[held_rows], y[held_rows])
+    acc = float((mlp.proba(x[held_rows]).argmax(axis=1) == y[held_rows]).mean())
+    # Each card's look: the mean standardised features of its training samples, upright (row 0)
+    # and turned (row 1); the likeness check compares a reading with both.
+    z = (x - mlp.mean) * mlp.scale
+    cents = np.zeros((52, 2, x.shape[1]), np.float32)
+    for k in range(52):
+        for o in range(2):
+            cents[k, o] = z[o::2][y[o::2] == k].mean(axis=0)
+    model = DeckModel(mlp, cents)
+    say(f"held-out sample accuracy {acc * 100:.1f} %; setting thresholds on {s.calib_frames} frames "
+        f"({time.time() - t0:.0f} s) ...")  # fmt: skip
+    model.info = {"samples": int(n), "sample_accuracy": round(acc, 4)}
+    val = check(model, faces, s, say, t0)
+    secs = time.time() - t0
+    cpu = time.process_time() - c0
+    model.info.update({
+        "source": source, "created_by": "shoe-daemon camera enroll", "settings": s.__dict__,
+        "validation": {k: {"frames": t.frames, "cards": t.cards, "card_ok": t.card_ok, "card_wrong": t.card_wrong,
+                           "card_none": t.card_none, "value_wrong": t.value_wrong, "not_found": t.not_found,
+                           "false_cards": t.false_cards} for k, t in val.items()},
+        "seconds": round(secs, 1), "cpu_seconds": round(cpu, 1),
+    })  # fmt: skip
+    return EnrolResult(model, val, secs, cpu)
+
+
+def check(model, faces, s: Settings, say, t0: float) -> dict:
+    """Set a model's thresholds on calibration frames, then validate it on others (see the module doc)."""
+    min_p, min_match, cstats = calibrate(model, faces, s.calib_frames, s.seed)
+    model.min_p, model.min_match, model.min_p_small = min_p, min_match, cstats["min_p_small"]
+    say(f"thresholds: probability >= {min_p}, likeness >= {min_match:.3f} ({cstats}); validating on "
+        f"{s.val_frames} other frames ({time.time() - t0:.0f} s) ...")  # fmt: skip
+    val = validate(model, faces, s.val_frames, s.seed)
+    model.info["calibration"] = cstats
+    return val
+
+
+# --------------------------------------------------------------------------- guided capture
+
+
+@dataclass
+class Captured:
+    code: str
+    frame: int
+    quad: np.ndarray
+
+
+def capture_faces(frames: Iterable, order: list[str], settle: int = 3,
+                  log: Callable[[str], None] | None = None) -> tuple[dict[str, np.ndarray], list[Captured]]:  # fmt: skip
+    """Crop and name the cards the technician lays under the camera, one after another.
+
+    ``frames`` yields BGR images (or objects with ``.image``). A card counts when it has rested
+    ``settle`` frames (its outline within 2 % of its width) and is not one already taken (by
+    place and look: a card laid on the spot of the last one, or anywhere else, is new). Each new
+    card takes the next code of ``order``. Returns ``code -> BGRA face`` (squared up, 360 px
+    wide) and what was taken where.
+    """
+    import cv2
+
+    from shoe_daemon.vision import deck, detect, index, pips
+
+    say = log or (lambda _m: None)
+    taken: list[tuple[np.ndarray, np.ndarray]] = []     # (centre, upright grid) of each card taken
+    faces: dict[str, np.ndarray] = {}
+    record: list[Captured] = []
+    pending: dict[int, tuple[np.ndarray, int]] = {}
+    for n, fr in enumerate(frames):
+        if len(faces) == len(order):
+            break
+        img = getattr(fr, "image", fr)
+        cands, _ = detect.find_cards(img)
+        new_pending = {}
+        for cand in cands:
+            q = cand.quad
+            width = float(np.linalg.norm(q[1] - q[0]))
+            card = index.rectify(img, q)
+            white = index.white_balance(card)
+            ink = index.ink_map(card, white)
+            if pips.back_texture(ink) is not None:
+                continue
+            grid = deck.grid_part(deck.features(card, ink, white))
+            centre = q.mean(axis=0)
+            if any(np.hypot(*(c - centre)) < 0.3 * width and float(deck._corr(grid[:1], g).max()) > 0.85
+                   for c, g in taken):  # fmt: skip
+                continue
+            key = None
+            for k, (pq, _n) in pending.items():
+                if np.abs(pq - q).max() < 0.02 * width + 1.0:
+                    key = k
+                    break
+            count = (pending[key][1] if key is not None else 0) + 1
+            if count >= settle:
+                code = order[len(faces)]
+                src = np.float32(q)
+                w = FACE_WIDTH
+                h = int(round(FACE_WIDTH * 1.397))
+                m = cv2.getPerspectiveTransform(src, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
+                crop = cv2.warpPerspective(img, m, (w, h), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE)
+                faces[code] = cv2.cvtColor(crop, cv2.COLOR_BGR2BGRA)
+                taken.append((centre, grid))
+                record.append(Captured(code, n, q))
+                say(f"  frame {n}: {code} taken ({len(faces)}/{len(order)})")
+                if len(faces) == len(order):
+                    break
+            else:
+                new_pending[len(new_pending)] = (q, count)
+        pending = new_pending
+    return faces, record
+
+
+def parse_order(text: str | None) -> list[str]:
+    """The order the cards are laid in: codes separated by spaces or commas (default: AS 2S ... KC)."""
+    if not text:
+        return [r + s for s in "SHDC" for r in "A23456789TJQK"]
+    codes = []
+    for tok in re.split(r"[\s,]+", text.strip()):
+        code = _code_of(tok)
+        if code is None:
+            raise FaceFolderError(f"--order: {tok!r} is not a card code")
+        if code in codes:
+            raise FaceFolderError(f"--order: {code} twice")
+        codes.append(code)
+    return codes
+
+
+def fmt_validation(val: dict) -> list[str]:
+    lines = []
+    for name, t in val.items():
+        lines.append(f"  {name:8s} {t.summary()}")
+    return lines
