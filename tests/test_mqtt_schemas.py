@@ -22,7 +22,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from shoe_daemon import __version__
-from shoe_daemon.core import table as table_module
+from shoe_daemon.core import alerts as table_module
 from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.core.outputs import Publish
 from shoe_daemon.core.pipeline import Pipeline

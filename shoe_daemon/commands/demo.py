@@ -46,7 +46,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="run N emulated tables and the floor service with its page (docs/floor.md)")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that is free now (the demo's broker, API and display)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -152,11 +153,11 @@ def run(args: argparse.Namespace) -> int:
         root.addHandler(log_file)
         root.setLevel(logging.INFO)
         quiet_libraries("info")
-        port = args.port or _free_port()
+        port = args.port or free_port()
         shoe = EmulatedShoe(decks=args.decks, seed=seed, pace=args.pace, faults=faults,
                             link=os.path.join(workdir, "dealing-shoe"), shoes=None, coups=args.coups)
         path = shoe.open()
-        api_port, ws_port = args.http_port or _free_port(), args.ws_port or _free_port()
+        api_port, ws_port = args.http_port or free_port(), args.ws_port or free_port()
         tokens = demo_tokens()
         config = build_config(workdir, path, port, args.decks, api_port, ws_port, tokens)
         print(f"demo: emulated {args.decks}-deck shoe (seed {seed}) on {path}; embedded broker on 127.0.0.1:{port}; "

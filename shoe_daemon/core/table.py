@@ -26,8 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shoe_daemon.core import alerts as kinds
-from shoe_daemon.core.alerts import AlertBook
+from shoe_daemon.core.alerts import (
+    ACTION_REJECTED,
+    CAMERA_MISMATCH,
+    CARD_UNREADABLE,
+    FAULT,
+    LINK_LOST,
+    SHOE_EMPTY,
+    SHOE_REMOVED,
+    TAMPER,
+    AlertBook,
+)
 from shoe_daemon.core.camera import CameraCrossCheck
 from shoe_daemon.core.errors import REJECTIONS, Rejected
 from shoe_daemon.core.events import UNSET, Event, Kind
@@ -45,10 +54,6 @@ from shoe_daemon.game.settle import Limit, TableLimits, to_decimal
 BROKER_LOST = "broker_connection_lost"
 BROKER_RESTORED = "broker_connection_restored"
 
-# Re-exported: the table-level alert kinds (docs/mqtt.md lists them).
-LINK_LOST, TAMPER, FAULT = kinds.LINK_LOST, kinds.TAMPER, kinds.FAULT
-CARD_UNREADABLE, SHOE_REMOVED, SHOE_EMPTY = kinds.CARD_UNREADABLE, kinds.SHOE_REMOVED, kinds.SHOE_EMPTY
-ACTION_REJECTED, ODDS_ADVANTAGE = kinds.ACTION_REJECTED, kinds.ODDS_ADVANTAGE
 
 
 def rules_from_config(table_cfg) -> TableRules:
@@ -283,7 +288,7 @@ class Table:
             self._engine_action(event, out, lambda: self.engine.correct_card(
                 dealt["index"], shoe_card, f"shoe reading after reconnect (was {dealt['card']})", t=event.t))
         else:
-            self._raise(out, event, kinds.CAMERA_MISMATCH, "warning",
+            self._raise(out, event, CAMERA_MISMATCH, "warning",
                         f"after reconnecting, the shoe reports {shoe_card} where {dealt['card']} was dealt "
                         f"without it in coup {dealt['coup_id']}, now closed: check that coup",
                         {"coup": dealt["coup_id"], "index": dealt["index"], "dealt": dealt["card"],

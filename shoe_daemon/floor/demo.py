@@ -15,17 +15,12 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import threading
 import time
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from shoe_daemon.commands.demo import free_port
 
 
 class _Table:
@@ -40,7 +35,7 @@ class _Table:
         self.shoe = EmulatedShoe(decks=args.decks, seed=seed, pace=args.pace, faults=faults,
                                  link=os.path.join(self.dir, "dealing-shoe"), shoes=None, coups=args.coups)
         path = self.shoe.open()
-        self.api_port = _free_port()
+        self.api_port = free_port()
         self.config = Config(
             table=TableConfig(id=table_id, decks=args.decks),
             shoe=ShoeConfig(port=path, driver="protocol", reconnect_min=0.1, reconnect_max=1.0),
@@ -105,7 +100,7 @@ def run_floor_demo(args) -> int:
     logging.basicConfig(level=logging.INFO, filename=log_path, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("amqtt", "transitions", "uvicorn", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    broker_port = args.port or _free_port()
+    broker_port = args.port or free_port()
     broker = EmbeddedBroker(port=broker_port)
     broker.start()
     tables = [_Table(f"t{i:02d}", workdir, broker_port, args, f"{seed}-{i}", faults, broker.credentials)
