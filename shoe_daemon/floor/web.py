@@ -35,6 +35,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from .store import Store
 
 STATIC = Path(__file__).resolve().parent / "static"
+FONTS = Path(__file__).resolve().parents[1] / "web" / "static"   # the display's shipped fonts
 ROAD_LEN = 36           # results on a table's small road
 BAD = ("error", "critical")
 
@@ -223,6 +224,16 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
     def static(name: str):
         path = STATIC / name
         if "/" in name or not path.is_file():
+            raise HTTPException(404, "no such file")
+        return FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+    @app.get("/fonts/{name:path}", include_in_schema=False)
+    def fonts(name: str):
+        # The display's own fonts (shoe_daemon/web/static: fonts.css and its vendored woff2), never the host's.
+        path = FONTS / name
+        if name != "fonts.css" and not (name.startswith("vendor/") and name.endswith(".woff2") and name.count("/") == 1):
+            raise HTTPException(404, "no such file")
+        if not path.is_file():
             raise HTTPException(404, "no such file")
         return FileResponse(path, headers={"Cache-Control": "no-cache"})
 

@@ -20,6 +20,7 @@ from shoe_daemon.floor.service import FloorService
 from shoe_daemon.floor.store import Store
 from tests.floor.harness import ROOT, TableRig, floor_config, wait_until
 from tests.web.harness import browser_session
+from tests.web.pagecheck import assert_own_fonts
 
 SCREENSHOT = ROOT / "docs" / "screenshots" / "floor.png"
 
@@ -113,7 +114,7 @@ def test_floor_page_ten_live_tables_held_coup_first(floor_with_tables, tmp_path)
     floor, tables = floor_with_tables(10, coups=None, pace=0.12, held={"t07"})
     for t in tables:
         t.deal()
-    with browser_session() as browser:
+    with browser_session(hide_host_fonts=True) as browser:   # the page's own fonts only
         context = browser.new_context(viewport={"width": 1920, "height": 1080}, device_scale_factor=1)
         page = context.new_page()
         errors: list[str] = []
@@ -126,6 +127,8 @@ def test_floor_page_ten_live_tables_held_coup_first(floor_with_tables, tmp_path)
         assert order[0] == ["t07", "1"]
         assert [t for t, _ in order[1:]] == sorted(t.table_id for t in tables if t.table_id != "t07")
         assert page.inner_text("article.tile[data-table=t07] .badge") == "HELD"
+        page.evaluate("document.fonts.ready")
+        assert_own_fonts(page)                    # the display's shipped fonts, none of the host's
         # Live: cards and small roads fill in as the tables deal.
         page.wait_for_function("document.querySelectorAll('article.tile .road .bead').length >= 15", timeout=30_000)
         page.wait_for_function("document.querySelectorAll('article.tile .card').length >= 10", timeout=10_000)
