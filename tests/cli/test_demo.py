@@ -60,6 +60,11 @@ def test_sigterm_stops_everything_and_removes_the_folder(tmp_path):
         while "result:" not in proc.stdout.readline():      # a coup went through: everything is up
             assert time.monotonic() < deadline and proc.poll() is None
         assert views_of(port), "the test does not see the demo's view"
+        # The view is told to keep the display and console links under its screen.
+        argv = open(f"/proc/{views_of(port)[0]}/cmdline", "rb").read().decode().split("\0")
+        notes = [argv[i + 1] for i, a in enumerate(argv) if a == "--note"]
+        assert any("/display/" in n for n in notes) and any("/console/#token=" in n and "supervisor" in n
+                                                             for n in notes), argv
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
