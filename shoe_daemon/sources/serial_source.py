@@ -17,6 +17,7 @@ pyserial URLs, and even then a new device behind the name is tried at once.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import queue
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 TICK = 0.1          # driver timers run at least this often
 READ_TIMEOUT = 0.02
 WATCH = 0.02        # how often an absent port's path is looked at
+LIGHTS_PENDING = 64  # light changes waiting for the reader thread, at most
 
 
 def open_port(settings) -> serial.SerialBase:
@@ -82,7 +84,9 @@ class SerialSource:
         self._writes: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._lights: str | None = None
+        # Light states asked for, in order: every change reaches the shoe, as the core made it (a
+        # replay then sends the same commands as the live run); bounded, the oldest dropped.
+        self._lights: collections.deque[str] = collections.deque(maxlen=LIGHTS_PENDING)
         self._lights_lock = threading.Lock()
         self.port: serial.SerialBase | None = None
         # Figures for status, metrics and the watchdog.
@@ -105,9 +109,9 @@ class SerialSource:
 
     def set_lights(self, state: str) -> None:
         """Ask for the dealer lights; the reader thread asks the driver (drivers are not
-        thread-safe) and writes the command. Only the latest request counts."""
+        thread-safe) and writes the command, every change in order."""
         with self._lights_lock:
-            self._lights = state
+            self._lights.append(state)
 
     # -- the reader thread -----------------------------------------------------------
     def _run(self) -> None:
@@ -200,8 +204,9 @@ class SerialSource:
 
     def _flush_writes(self) -> None:
         with self._lights_lock:
-            state, self._lights = self._lights, None
-        if state is not None:
+            states = list(self._lights)
+            self._lights.clear()
+        for state in states:
             data = self.driver.lights(state, self._clock())
             if data:
                 self._writes.put(data)
