@@ -12,8 +12,9 @@
   handshake, ACKs, light commands and clock sync). Cards ending a coup are also shown apart: the
   core computes the result, history, roads, stats and odds before the card's message goes out.
 - throughput: the emulated shoe at full speed (pace 0, its default window of 16 unacknowledged
-  events) for 3 shoes: cards per second from the start of dealing to the last result at the
-  subscriber.
+  events) for 3 shoes: cards per second from the start of dealing to the last result at a subscriber
+  in its own process (``bench/_subscriber.py``: in this process it cost more CPU a card than the
+  daemon and capped the figure).
 - daemon CPU time per card: the daemon process's user + system time (/proc/PID/stat) over that
   throughput run, divided by the cards dealt (every thread of the daemon: reader, loop, journal,
   MQTT), next to its target.
@@ -34,6 +35,8 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -284,30 +287,70 @@ def bench_publisher(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_M
     return asyncio.run(run())
 
 
+class SubscriberProcess:
+    """``bench._subscriber`` in its own process (see there why): the lines it writes, as they come."""
+
+    def __init__(self, port: int, prefix: str):
+        self.proc = subprocess.Popen([sys.executable, "-m", "bench._subscriber", str(port), prefix],
+                                     cwd=Path(__file__).resolve().parent.parent, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.lines: list[list[str]] = []
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            with self._cond:
+                self.lines.append(line.split())
+                self._cond.notify_all()
+
+    def wait_for(self, kind: str, n: int, timeout: float) -> list[list[str]]:
+        """The first ``n`` lines of ``kind``, waiting up to ``timeout`` s for them."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = [line for line in self.lines if line[0] == kind]
+                if len(found) >= n:
+                    return found[:n]
+                left = deadline - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None:
+                    raise TimeoutError(f"the subscriber wrote {len(found)} '{kind}' lines, not {n}")
+                self._cond.wait(min(left, 0.5))
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocket):
     run = workdir / "throughput"
     run.mkdir()
     shoe = EmulatedShoe(decks=8, seed=12, pace=0, shoes=THROUGHPUT_SHOES, link=str(run / "shoe"))
     shoe.open()
-    sub = TimedSubscriber(broker.port)
+    sub = SubscriberProcess(broker.port, "baccarat/bench")
     cfg = write_config(run / "daemon.toml", shoe_port=shoe.link, journal=run / "journal.sqlite3",
                        mqtt_port=broker.port, table_id="bench", log_level="warning")
     daemon = DaemonProcess(cfg, notify=notify, workdir=run)
     ready_fresh = None
     try:
+        sub.wait_for("subscribed", 1, timeout=20)
         daemon.start()
         ready_fresh = daemon.ready_at - daemon.started_at
-        sub.wait_for(lambda arr: any(t.endswith("/coup/current") for _, t, _ in arr), timeout=20)
+        sub.wait_for("state", 1, timeout=20)
         t0 = time.perf_counter()
         cpu0 = cpu_seconds(daemon.pid)
         shoe.start()
         if not shoe.wait(120):
             raise RuntimeError("the emulated shoe did not finish")
         coups = len({(d.shoe, d.coup) for d in shoe.dealt if d.coup is not None})
-        arrivals = sub.wait_for(lambda arr: (lambda r: r if len(r) >= coups else None)(
-            [t for t, topic, _ in arr if topic.endswith("/coup/result")]), timeout=60)
+        results = sub.wait_for("result", coups, timeout=60)
         cpu = cpu_seconds(daemon.pid) - cpu0
-        elapsed = arrivals[-1] - t0
+        elapsed = float(results[-1][1]) - t0
+        messages = int(results[-1][2])
         cards = len(shoe.dealt)
         status = daemon.proc_status()
         rss = int(status["VmRSS"].split()[0]) / 1024
@@ -328,7 +371,7 @@ def bench_throughput(workdir: Path, broker: MosquittoServer, notify: NotifySocke
             d.stop()
     finally:
         shoe.stop()
-    return cards, coups, elapsed, cpu, rss, hwm, ready_fresh, readies
+    return cards, coups, messages, elapsed, cpu, rss, hwm, ready_fresh, readies
 
 
 def main() -> dict[str, object]:
@@ -370,13 +413,13 @@ def main() -> dict[str, object]:
             results[f"publisher_mqtt{protocol}"] = {"messages_per_s": mps, "cpu_us_per_message": us}
             print(f"  the publisher alone (queue + paho client on an asyncio loop, QoS 1, MQTT {protocol:<5}):"
                   f" {mps:,.0f} messages/s, {us:.1f} us CPU a message ({PUBLISHER_MESSAGES:,} messages)")
-        cards, coups, elapsed, cpu, rss, hwm, ready_fresh, readies = bench_throughput(workdir, broker, notify)
+        cards, coups, messages, elapsed, cpu, rss, hwm, ready_fresh, readies = bench_throughput(workdir, broker, notify)
         rate = cards / elapsed
         cpu_us = cpu / cards * 1e6
-        results.update(cards=cards, coups=coups, seconds=elapsed, cards_per_s=rate, cpu_us_per_card=cpu_us,
+        results.update(cards=cards, coups=coups, messages=messages, seconds=elapsed, cards_per_s=rate, cpu_us_per_card=cpu_us,
                        rss_mb=rss, hwm_mb=hwm, ready_fresh_s=ready_fresh, ready_replay_s=readies)
         print(f"  throughput, emulator pace 0, journal full: {cards} cards / {coups} coups ({THROUGHPUT_SHOES} shoes)"
-              f" in {elapsed:.2f} s = {rate:,.0f} cards/s"
+              f" in {elapsed:.2f} s = {rate:,.0f} cards/s ({messages / cards:.2f} messages a card)"
               f"   target >= {TARGET_CARDS_PER_S:,} cards/s: {_verdict(rate >= TARGET_CARDS_PER_S)}")
         print(f"  daemon CPU time per card in that run (all its threads): {cpu_us:.0f} us"
               f"   target <= {TARGET_CPU_US_PER_CARD} us: {_verdict(cpu_us <= TARGET_CPU_US_PER_CARD)}")

@@ -195,8 +195,8 @@ class ShoeSimulator:
     def next_deadline(self) -> float:
         """The latest time the next step() should run."""
         hb = self.conn.last_heartbeat + self.conn.heartbeat_interval
-        if self.done:
-            return hb
+        if self.done or (self.pace <= 0 and self.conn.unacked >= self.window):
+            return hb   # nothing to send until the host acknowledges: wait for its bytes, do not spin
         return min(hb, self._next_time)
 
     def _apply_faults(self, frame: OutFrame, now: float) -> bytes:
