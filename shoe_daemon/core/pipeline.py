@@ -68,6 +68,9 @@ class Pipeline:
         """Stamp, journal, handle and emit a batch of events, in order."""
         batch = list(events)
         done: list[Handled] = []
+        # Whether prepare() stamps an event depends on the event alone (its kind and what it lacks);
+        # what it stamps on depends on the state then, so a stamped event starts its own sub-batch
+        # and is stamped when the events before it have been handled (_feed).
         cuts = [i for i in range(1, len(batch)) if self.table.prepare(batch[i]) is not batch[i]]
         for start, end in zip([0, *cuts], [*cuts, len(batch)], strict=True):
             try:
@@ -83,7 +86,7 @@ class Pipeline:
     def _feed(self, batch: list[Event]) -> list[Handled]:
         if not batch:
             return []
-        batch = [self.table.prepare(event) for event in batch]
+        batch[0] = self.table.prepare(batch[0])   # the others are not stamped (see feed)
         if self.journal is None:
             seqs: list[int | None] = [None] * len(batch)
         else:

@@ -112,3 +112,29 @@ def test_a_bug_in_the_core_propagates_instead_of_becoming_an_alert(monkeypatch):
     monkeypatch.setattr(DealingEngine, "close_coup", broken)
     with pytest.raises(TypeError, match="a programming error"):
         Pipeline(table).feed_one(Event(1.0, Kind.CLOSE_COUP, "api", {"user": "sup"}))
+
+
+def test_whether_an_event_is_stamped_depends_on_the_event_alone_not_on_the_table_state():
+    """The pipeline finds its sub-batches by stamping the batch once against the state before it,
+    and stamps only each sub-batch's first event again: that is right only if prepare() stamps an
+    event (returns another object) or not whatever the table's state."""
+    samples = [
+        *shoe_cards("9H"),
+        Event(1.0, Kind.CARD, "api", {"card": "9H", "user": "sup", "reason": "typed"}),
+        Event(1.0, Kind.CARD, "api", {"card": "9H", "user": "sup", "reason": "typed", "shoe_link": "up"}),
+        Event(1.0, Kind.BUTTON, "shoe", {"button": "new_shoe"}),
+        Event(1.0, Kind.BUTTON, "shoe", {"button": "coup_confirm"}),
+        Event(1.0, Kind.NEW_SHOE, "api", {"user": "pit", "reason": "fresh"}),
+        Event(1.0, Kind.BETS, "api", {"user": "dealer", "coup_id": "1-1", "bets": []}),
+        Event(1.0, Kind.TAMPER, "shoe", {"what": "lid_open"}),
+        Event(1.0, Kind.LINK_DOWN, "shoe", {"reason": "unplugged"}),
+        Event(1.0, Kind.FAULT, "shoe", {"code": 3, "active": True}),
+    ]
+    fresh = Table(TableRules(), "t1")
+    busy = Pipeline(Table(TableRules(), "t1"))
+    busy.feed([Event(0.5, Kind.TAMPER, "shoe", {"what": "lid_open"}), *shoe_cards("9H", "2C", "3D", t0=0.6)])
+    assert busy.table.alerts.active and busy.table.engine.snapshot().punto   # a state unlike the fresh one
+    on_fresh = [fresh.prepare(event) is event for event in samples]
+    on_busy = [busy.table.prepare(event) is event for event in samples]
+    assert on_fresh == on_busy
+    assert set(on_fresh) == {True, False}   # the sample has both (the test would pass vacuously otherwise)
