@@ -423,6 +423,9 @@ def main() -> dict[str, object]:
               f"   target >= {TARGET_CARDS_PER_S:,} cards/s: {_verdict(rate >= TARGET_CARDS_PER_S)}")
         print(f"  daemon CPU time per card in that run (all its threads): {cpu_us:.0f} us"
               f"   target <= {TARGET_CPU_US_PER_CARD} us: {_verdict(cpu_us <= TARGET_CPU_US_PER_CARD)}")
+        paho = results["publisher_mqtt5"]["cpu_us_per_message"] * messages / cards
+        print(f"      of which the publisher's share, from its figure alone above (MQTT 5 x {messages / cards:.2f}"
+              f" messages a card): ~{paho:.0f} us; the rest (reader, journal, core) ~{cpu_us - paho:.0f} us")
         print(f"  daemon memory after {THROUGHPUT_SHOES} shoes (no camera): VmRSS {rss:.1f} MB, VmHWM {hwm:.1f} MB"
               f"   target <= {TARGET_RSS_MB} MB: {_verdict(max(rss, hwm) <= TARGET_RSS_MB)}")
         worst = max([ready_fresh, *readies])
