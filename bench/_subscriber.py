@@ -8,6 +8,8 @@ waits for, stamped with ``time.perf_counter()`` (CLOCK_MONOTONIC: the same clock
 
     subscribed                    -- SUBACK received
     state T                       -- the first coup/current (the daemon's publisher is up)
+    linkup T                      -- the first ``sources`` message saying a shoe link is up
+    card T COUNTER                -- a live coup/card, with the shoe's card counter
     result T N                    -- a live coup/result; N = live messages received so far
 
 Run: ``python -m bench._subscriber PORT PREFIX`` (the bench starts it; it ends when stdin closes).
@@ -15,6 +17,7 @@ Run: ``python -m bench._subscriber PORT PREFIX`` (the bench starts it; it ends w
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -28,7 +31,7 @@ def main(argv: list[str]) -> int:
     out = sys.stdout
     lock = threading.Lock()
     count = 0
-    seen_state = False
+    seen_state = seen_link = False
 
     def say(line: str) -> None:
         with lock:
@@ -42,16 +45,21 @@ def main(argv: list[str]) -> int:
         say("subscribed")
 
     def on_message(client, userdata, message) -> None:
-        nonlocal count, seen_state
+        nonlocal count, seen_state, seen_link
         now = time.perf_counter()
         topic = message.topic
         if not seen_state and topic.endswith("/coup/current"):
             seen_state = True
             say(f"state {now}")
+        if not seen_link and topic.endswith("/sources") and b'"link":"up"' in message.payload:
+            seen_link = True
+            say(f"linkup {now}")
         if message.retain:
             return
         count += 1
-        if topic.endswith("/coup/result"):
+        if topic.endswith("/coup/card"):
+            say(f"card {now} {json.loads(message.payload)['counter']}")
+        elif topic.endswith("/coup/result"):
             say(f"result {now} {count}")
 
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-sub-{port}", protocol=mqtt.MQTTv311)

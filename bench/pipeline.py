@@ -5,12 +5,13 @@
 - context for the latency: this disk's append + fdatasync time (paid once per commit with journal
   synchronous=full) and the broker hop alone (paho publish -> Mosquitto -> paho on_message).
 - latency: from the last byte of a CARD_DRAWN frame written on the pty (timestamped right after
-  ``os.write`` returns) to its ``coup/card`` message in a paho subscriber's ``on_message`` in this
-  process (the same monotonic clock), for every card of a shuffled 8-deck shoe, cards 6 ms apart
-  (latency, not queueing); journal ``synchronous`` full (the default) and normal. This process
-  plays the shoe itself with ``firmware_protocol.ShoeConnection`` (it answers the daemon's
-  handshake, ACKs, light commands and clock sync). Cards ending a coup are also shown apart: the
-  core computes the result, history, roads, stats and odds before the card's message goes out.
+  ``os.write`` returns) to its ``coup/card`` message at a subscriber in its own process
+  (``bench/_subscriber.py``, MQTT 3.1.1, QoS 1; ``time.perf_counter`` is CLOCK_MONOTONIC, the same
+  clock in both processes), for every card of a shuffled 8-deck shoe, cards 6 ms apart (latency,
+  not queueing); journal ``synchronous`` full (the default) and normal. This process plays the shoe
+  itself with ``firmware_protocol.ShoeConnection`` (it answers the daemon's handshake, ACKs, light
+  commands and clock sync). Cards ending a coup are also shown apart: their message leaves first,
+  then the core computes the result, history, roads, stats and odds (their messages follow).
 - throughput: the emulated shoe at full speed (pace 0, its default window of 16 unacknowledged
   events) for 3 shoes: cards per second from the start of dealing to the last result at a subscriber
   in its own process (``bench/_subscriber.py``: in this process it cost more CPU a card than the
@@ -198,16 +199,17 @@ def bench_latency(workdir: Path, broker: MosquittoServer, notify: NotifySocket,
     run = workdir / f"latency-{synchronous}"
     run.mkdir()
     shoe = PtyShoe(str(run / "shoe"))
-    sub = TimedSubscriber(broker.port)
+    sub = SubscriberProcess(broker.port, f"baccarat/bench-{synchronous}")
     cfg = write_config(run / "daemon.toml", shoe_port=shoe.link, journal=run / "journal.sqlite3",
                        mqtt_port=broker.port, table_id=f"bench-{synchronous}", synchronous=synchronous,
                        log_level="warning")
     daemon = DaemonProcess(cfg, notify=notify, workdir=run)
-    daemon.start(wait_ready=False)
     try:
+        sub.wait_for("subscribed", 1, timeout=20)
+        daemon.start(wait_ready=False)
         # Handshake: serve the pty until the daemon says the shoe's link is up.
         deadline = time.monotonic() + 30
-        while not any(t.endswith("/sources") and b'"link":"up"' in p for _, t, p in list(sub.arrivals)):
+        while not sub.has("linkup"):
             if time.monotonic() > deadline or not daemon.running:
                 raise RuntimeError(f"the link did not come up:\n{daemon.log_text()}")
             shoe.service(time.monotonic() + 0.05)
@@ -220,12 +222,10 @@ def bench_latency(workdir: Path, broker: MosquittoServer, notify: NotifySocket,
             if isinstance(action, CardDrawn):
                 sent[action.counter] = t
             next_at = time.monotonic() + SPACING
-        sub.wait_for(lambda arr: sum(1 for _, t, _ in arr if t.endswith("/coup/card")) >= len(sent), timeout=30)
-        shoe.service(time.monotonic() + 0.2)
-        got = {}
-        for t, topic, payload in sub.arrivals:
-            if topic.endswith("/coup/card"):
-                got.setdefault(json.loads(payload)["counter"], t)
+        cards = sub.wait_for("card", len(sent), timeout=30)
+        got: dict[int, float] = {}
+        for _, t, counter in cards:
+            got.setdefault(int(counter), float(t))
         assert set(got) == set(sent), "cards missing at the subscriber"
         last_of_coup = {}
         for d in script.dealt:
@@ -235,7 +235,8 @@ def bench_latency(workdir: Path, broker: MosquittoServer, notify: NotifySocket,
         return ([(got[c] - sent[c]) * 1000 for c in sent if c not in ends],
                 [(got[c] - sent[c]) * 1000 for c in sent if c in ends])
     finally:
-        daemon.stop()
+        if daemon.proc is not None:
+            daemon.stop()
         sub.stop()
         shoe.close()
 
@@ -303,6 +304,10 @@ class SubscriberProcess:
             with self._cond:
                 self.lines.append(line.split())
                 self._cond.notify_all()
+
+    def has(self, kind: str) -> bool:
+        with self._cond:
+            return any(line[0] == kind for line in self.lines)
 
     def wait_for(self, kind: str, n: int, timeout: float) -> list[list[str]]:
         """The first ``n`` lines of ``kind``, waiting up to ``timeout`` s for them."""

@@ -133,6 +133,12 @@ class SerialSource:
                 self._flush_writes()
                 waiting = self.port.in_waiting
                 data = self.port.read(max(1, min(waiting, 4096)))
+                if not waiting and data:
+                    # That read waited for the first byte; the rest of its frame is usually here
+                    # by now: take it too, so the frame is decoded in this turn, not the next.
+                    more = self.port.in_waiting
+                    if more:
+                        data += self.port.read(min(more, 4095))
             except (serial.SerialException, OSError) as exc:
                 self._lost(str(exc) or type(exc).__name__)
                 continue
