@@ -69,13 +69,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     setup_logging(config.log.level)
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
-    return asyncio.run(serve(config, config_path=args.config, settle_memory=True))
+    return asyncio.run(serve(config, config_path=args.config))
 
 
-async def serve(config, daemon=None, *, config_path: str | None = None, settle_memory: bool = False) -> int:
-    """Run ``daemon`` until SIGTERM/SIGINT. ``settle_memory`` (the ``run`` command's own process):
-    once it is ready, what start-up built (modules, the replayed state, the API) is moved out of the
-    cyclic collector's sight (``gc.freeze``): it lives as long as the process."""
+async def serve(config, daemon=None, *, config_path: str | None = None) -> int:
     from shoe_daemon.service import Daemon
 
     daemon = daemon or Daemon(config, config_path=config_path)
@@ -83,17 +80,8 @@ async def serve(config, daemon=None, *, config_path: str | None = None, settle_m
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    settled = asyncio.create_task(_freeze_when_ready(daemon)) if settle_memory else None
     try:
         return await daemon.run(stop)
     finally:
-        if settled is not None:
-            settled.cancel()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-
-
-async def _freeze_when_ready(daemon) -> None:
-    await daemon.ready.wait()
-    gc.collect()
-    gc.freeze()

@@ -78,37 +78,3 @@ def test_debug_lets_the_libraries_speak():
     finally:
         for name, level in saved.items():
             logging.getLogger(name).setLevel(level)
-
-
-def test_serve_moves_start_up_out_of_the_collectors_sight_once_the_daemon_is_ready():
-    """`run` freezes what start-up built (gc.freeze) when the daemon is ready, not before; a daemon
-    served without settle_memory (tests, embedders) leaves the collector alone."""
-    import asyncio
-    import gc
-
-    from shoe_daemon.commands.run import serve
-
-    class Daemon:
-        def __init__(self):
-            self.ready = asyncio.Event()
-            self.frozen_before_ready = None
-
-        async def run(self, stop):
-            await asyncio.sleep(0.05)
-            self.frozen_before_ready = gc.get_freeze_count()
-            self.ready.set()
-            for _ in range(100):
-                await asyncio.sleep(0.01)
-                if gc.get_freeze_count():
-                    break
-            return gc.get_freeze_count()
-
-    gc.unfreeze()
-    try:
-        plain = Daemon()
-        assert asyncio.run(serve(None, plain)) == 0
-        settled = Daemon()
-        assert asyncio.run(serve(None, settled, settle_memory=True)) > 0
-        assert settled.frozen_before_ready == 0
-    finally:
-        gc.unfreeze()
