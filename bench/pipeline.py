@@ -411,7 +411,7 @@ def main() -> dict[str, object]:
                   f"  max {max(lat):6.2f} ms  ({len(lat)} cards, {SPACING * 1000:.0f} ms apart)"
                   f"   target p99 <= {TARGET_P99_MS} ms: {_verdict(p99 <= TARGET_P99_MS)}")
             print(f"      cards within a coup: p50 {_pct(others, 50):6.2f} p99 {_pct(others, 99):6.2f} ms ({len(others)});"
-                  f" cards ending a coup (result, history, roads, stats, odds computed first): p50 "
+                  f" cards ending a coup (their message first, then the result, roads, odds...): p50 "
                   f"{_pct(ends, 50):6.2f} p99 {_pct(ends, 99):6.2f} ms ({len(ends)})")
         for protocol in ("5", "3.1.1"):
             mps, us = bench_publisher(broker, protocol)
