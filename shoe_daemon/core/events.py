@@ -17,6 +17,7 @@ The journal's bytes are those of ``data``, exactly as before payloads existed.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -112,6 +113,12 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    # dataclasses.fields() builds its tuple on every call: once per payload class is enough.
+    return tuple(f.name for f in fields(cls))
+
+
 @dataclass(frozen=True, slots=True)
 class Payload:
     """The typed view of an event's ``data``. Subclasses list their fields with ``TYPES``
@@ -122,9 +129,10 @@ class Payload:
     @classmethod
     def parse(cls, data: dict) -> Payload:
         kwargs = {}
-        for f in fields(cls):
-            if f.name in data and cls.TYPES.get(f.name, ANY)(data[f.name]):
-                kwargs[f.name] = data[f.name]
+        types = cls.TYPES
+        for name in _field_names(cls):
+            if name in data and types.get(name, ANY)(data[name]):
+                kwargs[name] = data[name]
         return cls(**kwargs)
 
     @classmethod
