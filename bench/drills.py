@@ -46,7 +46,6 @@ import sys
 import tempfile
 import threading
 import time
-import tty
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +56,7 @@ from shoe_daemon.core.events import Kind
 from shoe_daemon.emulator import DealerScript, EmulatedShoe, Faults
 from shoe_daemon.emulator.dealer import Disconnect, Pause
 from shoe_daemon.journal import Journal
+from shoe_daemon.pty_line import PtyLine
 from tests.e2e.harness import DaemonProcess, NotifySocket, write_config
 from tests.e2e.rules import coups_from_dealt
 from tests.journal.fs import CannotMount, fill, mounted_tmpfs, remount
@@ -218,11 +218,9 @@ class Rig:
         self.journal = (journal_dir or workdir) / "journal.sqlite3"
         self.api_port = free_port()
         cfg = write_config(workdir / "daemon.toml", shoe_port=shoe_port, journal=self.journal,
-                           mqtt_port=self.broker.port, log_level="warning")
-        text = cfg.read_text().replace("[api]\nenabled = false", f'[api]\nenabled = true\nport = {self.api_port}')
-        if driver == "text":
-            text = text.replace('driver = "protocol"', 'driver = "text"')
-            text = text.replace('closing = "auto"', 'closing = "auto"\nburn = "none"')
+                           mqtt_port=self.broker.port, log_level="warning", driver=driver,
+                           burn="none" if driver == "text" else None, api_port=self.api_port)
+        text = cfg.read_text()
         # The shipped back-off: the drills check the daemon as installed.
         text = text.replace("reconnect_min = 0.05", "reconnect_min = 0.5").replace("reconnect_max = 0.25",
                                                                                    "reconnect_max = 30.0")
@@ -364,7 +362,7 @@ class Run:
     rig: Rig
     row: Row
     shoe: EmulatedShoe | None
-    peer: PtyPeer | None
+    peer: PtyLine | None
     fs: Path | None
 
 
@@ -411,9 +409,9 @@ def run_drill(drill: Drill, tmp: Path) -> Row:
             stack.callback(shoe.stop)
             link = shoe.link
         else:
-            peer = PtyPeer(tmp / "shoe")
+            peer = PtyLine(tmp / "shoe")
+            link = peer.plug()
             stack.callback(peer.close)
-            link = peer.link
         rig = Rig(tmp, driver=drill.driver, shoe_port=link, journal_dir=fs)
         stack.callback(rig.close)
         if drill.start:
@@ -480,39 +478,17 @@ def act_flapping(run: Run) -> Dealt:
     return dealt
 
 
-class PtyPeer:
-    """This process at the other end of a pty behind a stable link."""
-
-    def __init__(self, link: Path):
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
-        os.set_blocking(self.master, False)
-        self.link = str(link)
-        os.symlink(os.ttyname(self.slave), self.link)
-
-    def read(self) -> bytes:
-        try:
-            return os.read(self.master, 65536)
-        except (BlockingIOError, OSError):
-            return b""
-
-    def write(self, data: bytes, service=None) -> None:
-        while data:
-            try:
-                n = os.write(self.master, data)
-            except BlockingIOError:
-                select.select([], [self.master], [], 0.01)
-                if service:
-                    service()
-                continue
-            data = data[n:]
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.link)
-        for fd in (self.master, self.slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+def write_serviced(line: PtyLine, data: bytes, service: Callable[[], object]) -> None:
+    """Write all of ``data`` to the pty, calling ``service`` while its buffer is full (the far end
+    must keep reading what the daemon writes, and keep its own timers)."""
+    view = memoryview(data)
+    while view:
+        n = line.write_some(view)
+        if n:
+            view = view[n:]
+            continue
+        select.select([], [line.master], [], 0.01)
+        service()
 
 
 def act_frames(run: Run, n_frames: int = 1_000_000) -> Dealt:
@@ -529,7 +505,7 @@ def act_frames(run: Run, n_frames: int = 1_000_000) -> Dealt:
             conn.events()
         out = conn.tick(time.monotonic())
         if out:
-            peer.write(out)
+            write_serviced(peer, out, peer.read)
 
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and conn.last_acked == 0 and not conn.host_present(time.monotonic()):
@@ -543,9 +519,9 @@ def act_frames(run: Run, n_frames: int = 1_000_000) -> Dealt:
         for _ in range(per_action):
             junk += rng.randbytes(rng.randint(1, 70)).replace(b"\x00", b"\x01") + b"\x00"
         sent += per_action
-        peer.write(bytes(junk), service)
+        write_serviced(peer, bytes(junk), service)
         service()
-        peer.write(conn.send(action, time.monotonic()), service)
+        write_serviced(peer, conn.send(action, time.monotonic()), service)
         service()
     end = time.monotonic() + 15
     while time.monotonic() < end and conn.unacked:
@@ -566,8 +542,8 @@ def act_lines(run: Run, n_lines: int = 100_000) -> Dealt:
         # "~" first: a random line must not happen to be a card code (it would be a real card).
         junk = b"".join(b"~" + rng.randbytes(rng.randint(0, 60)).replace(b"\n", b"?").replace(b"\r", b"?")
                         + b"\r\n" for _ in range(per_card))
-        peer.write(junk, peer.read)
-        peer.write(f"{c.card}\r\n".encode(), peer.read)
+        write_serviced(peer, junk, peer.read)
+        write_serviced(peer, f"{c.card}\r\n".encode(), peer.read)
         peer.read()
     run.row.note = f"{per_card * len(cards):,} junk lines"
     return Dealt([c.card for c in cards], coups_from_dealt(script.dealt), 60, by_code=True)
