@@ -576,7 +576,7 @@ def act_disk_full(run: Run) -> Dealt:
     dealt = shoe_finished(run, 120)
     checks["alert"] = rig.alert_raised("journal_unavailable", "disk_full")
     checks["no traceback"] = rig.logs_clean()
-    run.row.note = f"{published} cards published before the disk filled, held {HOLD:.0f} s"
+    run.row.note = f"held {HOLD:.0f} s after {published} cards"
     return dealt
 
 
@@ -599,10 +599,11 @@ def act_read_only(run: Run) -> Dealt:
     time.sleep(HOLD)
     checks["nothing published while held"] = rig.published_cards() == published
     checks["no exit"] = rig.daemon.running
+    said = len(rig.notify.messages)
     remount(run.fs, readonly=False)
-    rig.daemon.wait_ready(30)                           # by itself: nobody restarts it
+    checks["resumed"] = rig.wait_status("dealing: table", said, 30)   # by itself: nobody restarts it
+    rig.daemon.wait_ready(30)
     rig.monitor.resume()
-    checks["resumed"] = True
     dealt = shoe_finished(run, 120)
     checks["alert"] = rig.alert_raised("journal_unavailable", "read_only")
     checks["no traceback"] = rig.logs_clean()
