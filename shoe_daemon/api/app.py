@@ -102,6 +102,7 @@ def create_app(daemon, *, audit: AuditLog | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     errors.install(app)
+    from shoe_daemon.api.metrics import RequestCounter
     from shoe_daemon.api.middleware import WriteGate
 
     # Writes: the token before the body, and the body capped (innermost of the middlewares, so the
@@ -109,13 +110,9 @@ def create_app(daemon, *, audit: AuditLog | None = None) -> FastAPI:
     app.add_middleware(WriteGate, tokens=lambda: ctx.tokens,
                        max_body=lambda: ctx.live_config.api.max_body_bytes)
 
-    @app.middleware("http")
-    async def count_requests(request: Request, call_next):
-        response = await call_next(request)
-        route = request.scope.get("route")
-        ctx.metrics.requests.labels(request.method, getattr(route, "path", "unmatched"),
-                                    str(response.status_code)).inc()
-        return response
+    # Outermost: counts every answer. A plain ASGI middleware (not @app.middleware("http"), whose
+    # task group and streams cost a request about ten more turns of the daemon's loop).
+    app.add_middleware(RequestCounter, counter=lambda: ctx.metrics.requests)
 
     app.include_router(build_router(ctx))
     # The table display (static page + its config.json), open to read like the other GETs.

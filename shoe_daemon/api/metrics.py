@@ -190,3 +190,29 @@ class _Live:
         journal = d.journal
         if journal is not None and not journal.closed:
             yield GaugeMetricFamily("shoe_journal_last_seq", "The newest seq in the journal", value=journal.last_seq())
+
+
+class RequestCounter:
+    """ASGI middleware: counts each answered request in ``counter()`` by method, route template
+    (``unmatched`` when no route took it) and status."""
+
+    def __init__(self, app, *, counter):
+        self.app = app
+        self.counter = counter
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = None
+
+        async def send_counted(message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.app(scope, receive, send_counted)
+        if status is not None:   # the router put the route it chose in the scope
+            route = scope.get("route")
+            self.counter().labels(scope["method"], getattr(route, "path", "unmatched"), str(status)).inc()

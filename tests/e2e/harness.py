@@ -126,21 +126,27 @@ def write_config(
     closing: str = "auto",
     mqtt_protocol: str = "5",
     log_level: str = "info",
+    driver: str = "protocol",
+    burn: str | None = None,
+    api_port: int | None = None,
 ) -> Path:
     """A daemon configuration: Mosquitto on 127.0.0.1:``mqtt_port``, or (``mqtt_port`` None) the
-    embedded broker on ``embedded_port``. The HTTP API is off (the tests run in parallel)."""
+    embedded broker on ``embedded_port``. The HTTP API is off unless given a port (a free one:
+    the tests run in parallel); ``burn``: the table's burn rule (default: the daemon's)."""
     if mqtt_port is not None:
         mqtt = f'host = "127.0.0.1"\nport = {mqtt_port}\nprotocol = "{mqtt_protocol}"\n'
     else:
         mqtt = f"embedded_port = {embedded_port}\n"
+    api = f"enabled = true\nport = {api_port}" if api_port is not None else "enabled = false"
+    burn_line = f'burn = "{burn}"\n' if burn is not None else ""
     text = f"""\
 [table]
 id = "{table_id}"
 decks = {decks}
 closing = "{closing}"
-
+{burn_line}
 [shoe]
-driver = "protocol"
+driver = "{driver}"
 port = "{shoe_port}"
 reconnect_min = 0.05
 reconnect_max = 0.25
@@ -153,7 +159,7 @@ synchronous = "{synchronous}"
 [mqtt]
 {mqtt}
 [api]
-enabled = false
+{api}
 
 [log]
 level = "{log_level}"
