@@ -36,25 +36,32 @@ class FloorMetrics:
         self.open_gaps = Gauge("floor_gaps_open", "gaps not filled yet", registry=r)
         self._lock = threading.Lock()
         self._latencies: list[float] = []
+        self._in_floor: list[float] = []
 
-    def observe_latency(self, seconds: float) -> None:
+    def observe_latency(self, seconds: float, in_floor: float | None = None) -> None:
+        """``seconds`` from the message's t to its commit; ``in_floor`` from its receipt by the
+        floor's MQTT client to its commit (the floor's own share)."""
         self.latency.observe(seconds)
         with self._lock:
             self._latencies.append(seconds)
-            if len(self._latencies) > 200_000:
-                del self._latencies[:100_000]
+            if in_floor is not None:
+                self._in_floor.append(in_floor)
+            for values in (self._latencies, self._in_floor):
+                if len(values) > 200_000:
+                    del values[:100_000]
 
-    def latencies(self) -> list[float]:
+    def latencies(self, in_floor: bool = False) -> list[float]:
         with self._lock:
-            return list(self._latencies)
+            return list(self._in_floor if in_floor else self._latencies)
 
     def value(self, counter, **labels) -> float:
         metric = counter.labels(**labels) if labels else counter
         return metric._value.get()  # prometheus-client's own value holder
 
-    def latency_ms(self) -> dict:
-        """p50 / p99 / max of the recent ingest latencies (t -> committed), in ms."""
-        values = sorted(self.latencies())
+    def latency_ms(self, in_floor: bool = False) -> dict:
+        """p50 / p99 / max of the recent ingest latencies (t -> committed, or received ->
+        committed with ``in_floor``), in ms."""
+        values = sorted(self.latencies(in_floor))
         if not values:
             return {"n": 0, "p50": None, "p99": None, "max": None}
 
