@@ -332,6 +332,7 @@ port = {args.http_port or 0}
 
         cpu0 = proc_figures(pid)
         pressure0 = cpu_pressure()
+        t_measure = time.time()         # CPU, its wait and the machine's pressure: from here to t_done
         t0 = load.start()
         while load.running():
             tick(time.time() - t0)
@@ -388,9 +389,10 @@ port = {args.http_port or 0}
         if floor_lat.get("n"):
             print(f"    received -> committed (the floor's queue, batch, transaction): p50 {floor_lat['p50']} ms, "
                   f"p99 {floor_lat['p99']} ms")
-        print(f"  floor process: CPU {100 * cpu / (t_done - t0):.0f}% of one core over the run; "
+        span = t_done - t_measure
+        print(f"  floor process: CPU {100 * cpu / span:.0f}% of one core over the run; "
               f"RSS {figs['rss_mb']:.0f} MB (peak {figs['hwm_mb']:.0f} MB); its threads waited {waited:.1f} s "
-              "for a CPU" + (f"; machine: some task waited for a CPU {100 * pressure / (t_done - t0):.0f}% "
+              "for a CPU" + (f"; machine: some task waited for a CPU {100 * pressure / span:.0f}% "
                              f"of the time, load average {os.getloadavg()[0]:.1f}" if pressure is not None else ""))
         print(f"  lost {lost} messages, {extra} unexpected; {coups} coups stored for {load.results} published "
               f"({doubled_coups:+d}), {events} alert events for {load.alert_events} ({doubled_events:+d}); "

@@ -282,7 +282,8 @@ class Writer:
                 elif d.type in STATE_TYPES and d.suffix in ("coup/current", "shoe", "alerts/active"):
                     which = STATE_TYPES[d.type]
                     if states.get((d.table_id, which), (0,))[0] < d.seq:
-                        states[(d.table_id, which)] = (d.seq, d.payload)
+                        # Kept as the table sent it (valid JSON: decode read it), not encoded again.
+                        states[(d.table_id, which)] = (d.seq, item.payload.decode())
             except BadMessage as exc:
                 rejects.append((item, str(exc), key))    # its key is kept: no gap, the reason is
                 continue

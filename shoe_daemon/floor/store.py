@@ -395,24 +395,37 @@ class Store:
                      "WHERE table_id = ? AND (status IS NULL OR status <> ?)",
                      (state, at, version, at, table_id, state))
 
-    def set_states(self, rows: list[tuple[str, str, int, dict]]) -> None:
+    def set_states(self, rows: list[tuple[str, str, int, dict | str]]) -> None:
         """The newest retained state of each kind (``coup``, ``shoe``, ``active``) of each table,
-        from ``(table_id, which, seq, payload)`` rows: an older seq never overwrites a newer one."""
-        by_kind: dict[str, list] = {}
+        from ``(table_id, which, seq, payload)`` rows (payload: a dict, or its JSON text as the
+        table sent it): an older seq never overwrites a newer one."""
+        kinds = ("coup", "shoe", "active")
+        per_table: dict[str, dict[str, tuple[int, str]]] = {}
         for table_id, which, seq, payload in rows:
-            assert which in ("coup", "shoe", "active")
-            by_kind.setdefault(which, []).append((seq, _j(payload), table_id, seq))
-        for which, params in by_kind.items():
-            if self.kind == "postgresql":
-                self.conn.cursor().execute(
-                    f"UPDATE tables SET {which}_seq = v.seq, {which}_json = v.j "
-                    "FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS v(seq, j, table_id) "
-                    f"WHERE tables.table_id = v.table_id AND tables.{which}_seq < v.seq",
-                    [[p[0] for p in params], [p[1] for p in params], [p[2] for p in params]])
-                continue
-            self.conn.cursor().executemany(
-                self._sql(f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?"),
-                params)
+            assert which in kinds
+            per_table.setdefault(table_id, {})[which] = (seq, payload if isinstance(payload, str) else _j(payload))
+        if self.kind == "postgresql":
+            # Every kind of every table in one statement (seq 0: nothing new of that kind).
+            ids = sorted(per_table)
+            arrays = [ids]
+            for which in kinds:
+                arrays.append([per_table[t].get(which, (0, None))[0] for t in ids])
+                arrays.append([per_table[t].get(which, (0, None))[1] for t in ids])
+            sets = ", ".join(f"{w}_seq = GREATEST(tables.{w}_seq, v.{w}_seq), {w}_json = CASE WHEN v.{w}_seq > "
+                             f"tables.{w}_seq THEN v.{w}_json ELSE tables.{w}_json END" for w in kinds)
+            self.conn.cursor().execute(
+                f"UPDATE tables SET {sets} FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::bigint[], "
+                "%b::text[], %b::bigint[], %b::text[]) AS v(table_id, coup_seq, coup_json, shoe_seq, shoe_json, "
+                "active_seq, active_json) WHERE tables.table_id = v.table_id AND (v.coup_seq > tables.coup_seq "
+                "OR v.shoe_seq > tables.shoe_seq OR v.active_seq > tables.active_seq)", arrays)
+            return
+        for which in kinds:
+            params = [(seq, text, t, seq) for t, states in per_table.items() if which in states
+                      for seq, text in [states[which]]]
+            if params:
+                self.conn.cursor().executemany(self._sql(
+                    f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?"),
+                    params)
 
     def set_state(self, table_id: str, which: str, seq: int, payload: dict) -> None:
         self.set_states([(table_id, which, seq, payload)])
