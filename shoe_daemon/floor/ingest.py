@@ -308,9 +308,9 @@ class Writer:
         outcomes = {"stored": len(stored), "duplicate": in_batch + len(keys) - len(new),
                     "rejected": sum(1 for _, _, key in rejects if key is None or key in new),
                     "status": len(statuses)}
-        for _, reason, key in rejects:
+        for item, reason, key in rejects:
             if key is None or key in new:
-                log.warning("floor: rejected a message: %s", reason)
+                log.warning("floor: rejected a message on %s: %s", item.topic, reason)
         for name, n in outcomes.items():
             if n:
                 self.metrics.messages.labels(outcome=name).inc(n)
