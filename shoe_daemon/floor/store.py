@@ -308,9 +308,12 @@ class Store:
                            "ON CONFLICT (table_id, coup_id, revision) DO NOTHING", values)
         new = cur.rowcount == 1
         if not new and row.get("recalled"):
+            # A coup voided after it settled: the table's recall says so even without its alert.
             self.execute("UPDATE coups SET settlement = COALESCE(?, settlement), dealt = COALESCE(?, dealt), "
-                         "recalled = 1 WHERE table_id = ? AND coup_id = ? AND revision = ?",
-                         (row.get("settlement"), row.get("dealt"), row["table_id"], row["coup_id"], row["revision"]))
+                         "recalled = 1, voided = CASE WHEN ? = 1 THEN 1 ELSE voided END, "
+                         "void_reason = COALESCE(void_reason, ?) WHERE table_id = ? AND coup_id = ? AND revision = ?",
+                         (row.get("settlement"), row.get("dealt"), row.get("voided") or 0, row.get("void_reason"),
+                          row["table_id"], row["coup_id"], row["revision"]))
         elif not new and row.get("seq") is not None:
             # The recall stored it first (a gap fill); MQTT brings the seq.
             self.execute("UPDATE coups SET seq = ? WHERE table_id = ? AND coup_id = ? AND revision = ? "

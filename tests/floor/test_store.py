@@ -145,6 +145,13 @@ def test_a_voided_coup_from_the_recall_is_marked_with_its_alert(sqlite_url):
     c = s.coups()[0]
     assert (c["voided"], c["winner"], c["voided_by"], c["void_reason"], c["voided_at"]) == \
         (True, None, "sam", "misdeal", 1718000040.0)
+    # A coup stored from MQTT and voided later: the recall alone (its alert not recalled) marks it.
+    w = Writer(sqlite_url, "baccarat", FloorMetrics())
+    w.store = s
+    w.write([_msg("baccarat/t1/coup/result", {**RESULT, "coup": 5, "coup_id": "1-5", "seq": 130})])
+    assert GapChecker.store_recall(s, "t1", [{**record, "coup": 5, "coup_id": "1-5"}], {}) == (0, 0)
+    c5 = s.coups(coup=5)[0]
+    assert (c5["voided"], c5["winner"], c5["void_reason"], c5["recalled"]) == (True, "banco", "misdeal", True)
     s.close()
 
 
