@@ -174,6 +174,8 @@ def _publish_tables(k, port, tables, prefix, start, seconds) -> dict:
                          protocol=mqtt.MQTTv5)
     client.max_queued_messages_set(0)
     client.max_inflight_messages_set(0)      # unlimited: the broker's receive maximum applies
+    acked = [0]                               # PUBACKs read (QoS 1: every message is acknowledged once)
+    client.on_publish = lambda *_: acked.__setitem__(0, acked[0] + 1)
     client.connect("127.0.0.1", port, 30)
     deadline = time.monotonic() + 30
     while not client.is_connected():
@@ -211,9 +213,9 @@ def _publish_tables(k, port, tables, prefix, start, seconds) -> dict:
         last = time.time()
         heapq.heappush(heap, (at + 1.0, i, n + 1))
     deadline = time.monotonic() + 300
-    while client._out_messages and time.monotonic() < deadline:   # paho: sent, not yet acknowledged
+    while acked[0] < count and time.monotonic() < deadline:
         client.loop(0.1)
-    unacked = len(client._out_messages)
+    unacked = count - acked[0]
     client.disconnect()
     if unacked:
         raise RuntimeError(f"{unacked} messages never acknowledged by the broker")
