@@ -388,9 +388,12 @@ port = {args.http_port or 0}
             print(f"    publish -> received by the floor's MQTT client: p50 {pct(50)} ms, p99 {pct(99)} ms "
                   "(the generator's socket, the broker, the floor's network thread)")
         floor_lat = ingest.get("floor_latency_ms") or {}
+        queue_lat = ingest.get("queue_latency_ms") or {}
         if floor_lat.get("n"):
             print(f"    received -> committed (the floor's queue, batch, transaction): p50 {floor_lat['p50']} ms, "
-                  f"p99 {floor_lat['p99']} ms")
+                  f"p99 {floor_lat['p99']} ms; of which received -> taken by the writer (the hand-off from "
+                  f"paho's thread, and the previous batch's commit): p50 {queue_lat.get('p50')} ms, "
+                  f"p99 {queue_lat.get('p99')} ms")
         span = t_done - t_measure
         print(f"  floor process: CPU {100 * cpu / span:.0f}% of one core over the run; "
               f"RSS {figs['rss_mb']:.0f} MB (peak {figs['hwm_mb']:.0f} MB); its threads waited {waited:.1f} s "

@@ -248,6 +248,7 @@ class Writer:
         PostgreSQL the whole transaction is one pipeline: one round trip per batch."""
         store = self.store
         assert store is not None
+        taken = time.time()        # the batch leaves the queue: the hand-off from the MQTT thread is over
         statuses: list[tuple] = []
         rejects: list[tuple[Incoming, str, tuple | None]] = []
         keys: dict[tuple[str, int], tuple] = {}
@@ -321,5 +322,6 @@ class Writer:
         self.metrics.batches.inc()
         for item, d in stored:
             if d.t:
-                self.metrics.observe_latency(max(committed - d.t, 0.0), max(committed - item.received_at, 0.0))
+                self.metrics.observe_latency(max(committed - d.t, 0.0), max(committed - item.received_at, 0.0),
+                                             max(taken - item.received_at, 0.0))
         return [d for _, d in stored]

@@ -140,7 +140,7 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
     def api_ingest():
         """The ingest figures with the latency from a message's t to its commit (the last 200,000)."""
         return {**metrics.snapshot(), "latency_ms": metrics.latency_ms(),
-                "floor_latency_ms": metrics.latency_ms(in_floor=True)}
+                "floor_latency_ms": metrics.latency_ms("in_floor"), "queue_latency_ms": metrics.latency_ms("queued")}
 
     @app.get("/api/floor")
     def api_floor():
