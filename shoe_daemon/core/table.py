@@ -78,6 +78,8 @@ def limits_from_config(limits_cfg) -> TableLimits:
 
 # Actions a person takes on the coup they saw: refused if another coup is current.
 _COUP_ACTIONS = frozenset({Kind.VOID_COUP, Kind.RESOLVE_COUP, Kind.CORRECT_CARD})
+# The alerts that record a person's coup action: they name the person (evidence.user).
+_ACTION_ALERTS = frozenset({AlertKind.COUP_VOIDED, AlertKind.COUP_RESOLVED, AlertKind.CARD_CORRECTED})
 
 
 class Table:
@@ -468,7 +470,10 @@ class Table:
         for alert in step.alerts:
             if alert.kind is AlertKind.CARD_CORRECTED:   # the corrected card is the corrector's
                 self.ledger.corrected(f"{alert.shoe}-{alert.coup}", alert.evidence["index"], event.source)
-            self.alerts.add(out, alert.to_dict(), t)
+            record = alert.to_dict()
+            if event.kind in _COUP_ACTIONS and alert.kind in _ACTION_ALERTS and "user" in event.data:
+                record["evidence"] = {**record["evidence"], "user": event.data["user"]}   # who acted
+            self.alerts.add(out, record, t)
             if alert.evidence.get("result_withdrawn"):
                 withdrawn = f"{alert.shoe}-{alert.coup}"
         if withdrawn is not None and (step.result is None or step.result.coup_id != withdrawn):

@@ -105,6 +105,7 @@ class HttpSection(_Section):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(8090, ge=0, le=65535)
+    lang: Literal["en", "ru", "bg", "fi"] = "en"    # the page's language (a page's ?lang= wins), as the display's
 
 
 class TableEntry(_Section):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .store import Store, json_text
+from .store import VOID_KIND, Store, json_text
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,7 @@ def coup_row(table_id: str, body: dict, *, seq: int | None, source: str, now: fl
         "natural_hand": _int(body.get("natural")), "punto_pair": _int(body.get("punto_pair")),
         "banco_pair": _int(body.get("banco_pair")), "cards": body.get("cards"),
         "last_hand": _int(body.get("last_hand")), "voided": int(voided),
+        "void_reason": body.get("reason") if voided else None,
         "settlement": json_text(body.get("settlement")), "dealt": json_text(body.get("dealt")),
         "recalled": int(recalled), "source": source, "stored_at": now,
     }
@@ -124,13 +125,23 @@ def alert_row(table_id: str, action: str, alert: dict, *, seq: int | None, sourc
     elif action == "raised":
         ev = alert.get("evidence") or {}
         by, reason = ev.get("user"), ev.get("reason") if ev.get("user") else None
-    return {
+    row = {
         "table_id": table_id, "alert_id": str(alert["id"]), "action": action, "seq": seq,
         "kind": alert.get("kind"), "severity": alert.get("severity"), "shoe": alert.get("shoe"),
         "coup": alert.get("coup"), "message": alert.get("message"),
         "by_user": None if by is None else str(by), "reason": reason, "t": t,
         "alert": json_text(alert), "source": source, "stored_at": now,
     }
+    if action == "raised" and alert.get("kind") == VOID_KIND:
+        # A coup voided (before or after it settled): its stored coup is marked (Store.apply_voids).
+        ev = alert.get("evidence") or {}
+        try:
+            shoe, coup = int(alert["shoe"]), int(alert["coup"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BadMessage(f"a coup_voided alert without shoe/coup: {exc}") from exc
+        row["void"] = {"coup_id": f"{shoe}-{coup}", "shoe": shoe, "coup": coup, "by_user": row["by_user"],
+                       "reason": ev.get("reason"), "t": t, "result_withdrawn": _int(ev.get("result_withdrawn"))}
+    return row
 
 
 def _int(v) -> int | None:
@@ -231,78 +242,86 @@ class Writer:
     def write(self, batch: list[Incoming]) -> list[Decoded]:
         """Store ``batch`` in one transaction; returns the messages that were new.
 
-        One multi-row INSERT of the (table, seq) keys tells which messages are new; the
-        rows they make follow (a coup, an alert event), and each table's newest state is
-        written once per batch."""
+        The rows are made first (in Python); then one transaction inserts the (table, seq)
+        keys (the new ones tell duplicates apart), the coups and alert events on their own
+        keys (a duplicate's rows do nothing), each table's newest state once per batch. On
+        PostgreSQL the whole transaction is one pipeline: one round trip per batch."""
         store = self.store
         assert store is not None
-        outcomes = {"stored": 0, "duplicate": 0, "rejected": 0, "status": 0}
-        coups = alerts = 0
-        decoded: list[tuple[Incoming, Decoded]] = []
-        with store.transaction():
-            for item in batch:
-                try:
-                    d = decode(self.prefix, item.topic, item.payload)
-                except BadMessage as exc:
-                    self._reject(store, item, exc, outcomes)
-                    continue
-                if d.table_id not in self._known:
-                    store.ensure_table(d.table_id)
-                    self._known.add(d.table_id)
-                if d.seq is None:
-                    store.set_status(d.table_id, d.payload["state"], d.payload.get("version"), item.received_at)
-                    outcomes["status"] += 1
-                else:
-                    decoded.append((item, d))
-            keys = {}
-            for item, d in decoded:
-                keys.setdefault((d.table_id, d.seq), (d.table_id, d.seq, d.suffix, d.type, d.t, item.received_at,
-                                                      self.consumer))
-            new = store.record_messages(list(keys.values())) if keys else set()
-            stored: list[Decoded] = []
-            states: dict[tuple[str, str], tuple] = {}
-            for item, d in decoded:
-                key = (d.table_id, d.seq)
-                if key not in new:
-                    outcomes["duplicate"] += 1
-                    continue
-                new.discard(key)          # a second copy in the same batch is a duplicate
-                try:
-                    if d.suffix == "coup/result":
-                        coups += store.upsert_coup(coup_row(d.table_id, d.payload, seq=d.seq, source="mqtt",
-                                                            now=item.received_at))
-                    elif d.suffix == "alerts/event":
-                        action = d.payload.get("action")
-                        if action not in ("raised", "acknowledged", "cleared"):
-                            raise BadMessage(f"alert event with action {action!r}")
-                        alerts += store.add_alert_event(alert_row(d.table_id, action, d.payload.get("alert"),
-                                                                  seq=d.seq, source="mqtt", now=item.received_at))
-                    elif d.type in STATE_TYPES and d.suffix in ("coup/current", "shoe", "alerts/active"):
-                        which = STATE_TYPES[d.type]
-                        if states.get((d.table_id, which), (0,))[0] < d.seq:
-                            states[(d.table_id, which)] = (d.seq, d.payload)
-                except BadMessage as exc:
-                    self._reject(store, item, exc, outcomes)
-                    continue
-                outcomes["stored"] += 1
-                stored.append(d)
+        taken = time.time()        # the batch leaves the queue: the hand-off from the MQTT thread is over
+        statuses: list[tuple] = []
+        rejects: list[tuple[Incoming, str, tuple | None]] = []
+        keys: dict[tuple[str, int], tuple] = {}
+        rows: list[tuple[Incoming, Decoded]] = []
+        coups: list[dict] = []
+        alerts: list[dict] = []
+        states: dict[tuple[str, str], tuple] = {}
+        in_batch = 0
+        for item in batch:
+            try:
+                d = decode(self.prefix, item.topic, item.payload)
+            except BadMessage as exc:
+                rejects.append((item, str(exc), None))
+                continue
+            if d.seq is None:
+                statuses.append((d.table_id, d.payload["state"], d.payload.get("version"), item.received_at))
+                continue
+            key = (d.table_id, d.seq)
+            if key in keys:
+                in_batch += 1          # a second copy in the same batch is a duplicate
+                continue
+            keys[key] = (d.table_id, d.seq, d.suffix, d.type, d.t, item.received_at, self.consumer)
+            try:
+                if d.suffix == "coup/result":
+                    coups.append(coup_row(d.table_id, d.payload, seq=d.seq, source="mqtt", now=item.received_at))
+                elif d.suffix == "alerts/event":
+                    action = d.payload.get("action")
+                    if action not in ("raised", "acknowledged", "cleared"):
+                        raise BadMessage(f"alert event with action {action!r}")
+                    alerts.append(alert_row(d.table_id, action, d.payload.get("alert"), seq=d.seq, source="mqtt",
+                                            now=item.received_at))
+                elif d.type in STATE_TYPES and d.suffix in ("coup/current", "shoe", "alerts/active"):
+                    which = STATE_TYPES[d.type]
+                    if states.get((d.table_id, which), (0,))[0] < d.seq:
+                        # Kept as the table sent it (valid JSON: decode read it), not encoded again.
+                        states[(d.table_id, which)] = (d.seq, item.payload.decode())
+            except BadMessage as exc:
+                rejects.append((item, str(exc), key))    # its key is kept: no gap, the reason is
+                continue
+            rows.append((item, d))
+        tables = {k[0] for k in keys} | {s[0] for s in statuses}
+        with store.pipeline(), store.transaction():
+            for table_id in sorted(tables - self._known):
+                store.ensure_table(table_id)
+            for status in statuses:
+                store.set_status(*status)
+            for item, reason, key in rejects:
+                store.add_rejected(item.topic, item.payload, reason, item.received_at, key=key)
+            new_keys = store.insert_messages(list(keys.values()))
+            new_coups = store.add_coups(coups)
+            new_alerts = store.add_alert_events(alerts)
             if states:
                 store.set_states([(t, which, seq, payload) for (t, which), (seq, payload) in states.items()])
         committed = time.time()
+        self._known |= tables
+        new = new_keys()
+        stored = [(item, d) for item, d in rows if (d.table_id, d.seq) in new]
+        outcomes = {"stored": len(stored), "duplicate": in_batch + len(keys) - len(new),
+                    "rejected": sum(1 for _, _, key in rejects if key is None or key in new),
+                    "status": len(statuses)}
+        for item, reason, key in rejects:
+            if key is None or key in new:
+                log.warning("floor: rejected a message on %s: %s", item.topic, reason)
         for name, n in outcomes.items():
             if n:
                 self.metrics.messages.labels(outcome=name).inc(n)
-        if coups:
-            self.metrics.coups.labels(origin="mqtt").inc(coups)
-        if alerts:
-            self.metrics.alert_events.labels(origin="mqtt").inc(alerts)
+        if (n := new_coups()):
+            self.metrics.coups.labels(origin="mqtt").inc(n)
+        if (n := new_alerts()):
+            self.metrics.alert_events.labels(origin="mqtt").inc(n)
         self.metrics.batches.inc()
-        for d in stored:
+        for item, d in stored:
             if d.t:
-                self.metrics.observe_latency(max(committed - d.t, 0.0))
-        return stored
-
-    def _reject(self, store: Store, item: Incoming, exc: Exception, outcomes: dict) -> None:
-        store.add_rejected(item.topic, item.payload, str(exc), item.received_at)
-        outcomes["rejected"] += 1
-        log.warning("floor: rejected a message on %s: %s", item.topic, exc)
+                self.metrics.observe_latency(max(committed - d.t, 0.0), max(committed - item.received_at, 0.0),
+                                             max(taken - item.received_at, 0.0))
+        return [d for _, d in stored]

@@ -35,26 +35,33 @@ class FloorMetrics:
         self.tables = Gauge("floor_tables", "tables known to the floor", registry=r)
         self.open_gaps = Gauge("floor_gaps_open", "gaps not filled yet", registry=r)
         self._lock = threading.Lock()
-        self._latencies: list[float] = []
+        # The recent latencies (the last 100,000-200,000) by stage: "total" from the message's t
+        # to its commit, "in_floor" from its receipt by the MQTT client to its commit, "queued"
+        # from that receipt to the moment the writer took it (the hand-off between the threads).
+        self._series: dict[str, list[float]] = {"total": [], "in_floor": [], "queued": []}
 
-    def observe_latency(self, seconds: float) -> None:
+    def observe_latency(self, seconds: float, in_floor: float | None = None, queued: float | None = None) -> None:
         self.latency.observe(seconds)
         with self._lock:
-            self._latencies.append(seconds)
-            if len(self._latencies) > 200_000:
-                del self._latencies[:100_000]
+            for name, value in (("total", seconds), ("in_floor", in_floor), ("queued", queued)):
+                if value is None:
+                    continue
+                values = self._series[name]
+                values.append(value)
+                if len(values) > 200_000:
+                    del values[:100_000]
 
-    def latencies(self) -> list[float]:
+    def latencies(self, which: str = "total") -> list[float]:
         with self._lock:
-            return list(self._latencies)
+            return list(self._series[which])
 
     def value(self, counter, **labels) -> float:
         metric = counter.labels(**labels) if labels else counter
         return metric._value.get()  # prometheus-client's own value holder
 
-    def latency_ms(self) -> dict:
-        """p50 / p99 / max of the recent ingest latencies (t -> committed), in ms."""
-        values = sorted(self.latencies())
+    def latency_ms(self, which: str = "total") -> dict:
+        """p50 / p99 / max of the recent ingest latencies of one stage (see ``_series``), in ms."""
+        values = sorted(self.latencies(which))
         if not values:
             return {"n": 0, "p50": None, "p99": None, "max": None}
 

@@ -21,15 +21,16 @@ integers 0/1 and JSON is text on both, so rows read back the same from either.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "tables, messages, coups, alerts, actions, status, gaps", [
@@ -82,6 +83,17 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         """CREATE TABLE rejected (
             topic TEXT NOT NULL, payload TEXT, reason TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL)""",
     ]),
+    (2, "voids: a coup voided (also after it settled), by whom, why, when", [
+        # One row per voided coup, whatever came first: the coup_voided alert or the result.
+        """CREATE TABLE voids (
+            table_id TEXT NOT NULL, coup_id TEXT NOT NULL, shoe INTEGER, coup INTEGER,
+            by_user TEXT, reason TEXT, t DOUBLE PRECISION, result_withdrawn INTEGER,
+            alert_id TEXT, seq BIGINT, source TEXT NOT NULL, stored_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (table_id, coup_id))""",
+        "ALTER TABLE coups ADD COLUMN voided_by TEXT",
+        "ALTER TABLE coups ADD COLUMN void_reason TEXT",
+        "ALTER TABLE coups ADD COLUMN voided_at DOUBLE PRECISION",
+    ]),
 ]
 
 # Alert kinds that record a supervisor's action (docs/mqtt.md, alerts/event).
@@ -89,7 +101,8 @@ ACTION_KINDS = {"card_corrected", "coup_voided", "coup_resolved", "action_reject
 
 COUP_COLUMNS = ("table_id", "coup_id", "revision", "shoe", "coup", "seq", "t", "punto", "banco",
                 "punto_total", "banco_total", "winner", "natural_hand", "punto_pair", "banco_pair", "cards",
-                "last_hand", "voided", "settlement", "dealt", "recalled", "source", "stored_at")
+                "last_hand", "voided", "void_reason", "settlement", "dealt", "recalled", "source", "stored_at")
+VOID_KIND = "coup_voided"
 
 
 class StoreError(RuntimeError):
@@ -201,6 +214,13 @@ class Store:
     def transaction(self) -> Store._Tx:
         return Store._Tx(self)
 
+    def pipeline(self):
+        """PostgreSQL: the statements inside are sent without waiting for each answer, and the
+        answers read at the end: a batch (BEGIN ... COMMIT) is one round trip to the server, not
+        one per statement. A result (``fetchall``, ``rowcount``) is read after the block.
+        SQLite: nothing to save (no server)."""
+        return self.conn.pipeline() if self.kind == "postgresql" else contextlib.nullcontext()
+
     # ------------------------------------------------------------------ migrations
 
     def schema_version(self) -> int:
@@ -248,8 +268,13 @@ class Store:
     def record_messages(self, rows: list[tuple]) -> set[tuple[str, int]]:
         """Insert ``(table_id, seq, topic, type, t, received_at, consumer)`` rows in one statement;
         returns the (table_id, seq) that were new (the others were seen before: duplicates)."""
-        new: set[tuple[str, int]] = set()
-        if self.kind == "postgresql" and rows:
+        return self.insert_messages(rows)()
+
+    def insert_messages(self, rows: list[tuple]) -> Callable[[], set[tuple[str, int]]]:
+        """``record_messages`` in a pipeline: the new keys are read by calling the result after it."""
+        if not rows:
+            return set
+        if self.kind == "postgresql":
             # One fixed statement over arrays (binary: no escaping): PostgreSQL plans it once.
             cols = list(zip(*rows, strict=True))
             cur = self.conn.cursor()
@@ -257,7 +282,8 @@ class Store:
                         "SELECT * FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[], %b::float8[], "
                         "%b::float8[], %b::text[]) ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq",
                         [list(c) for c in cols])
-            return {(t, int(q)) for t, q in cur.fetchall()}
+            return lambda: {(t, int(q)) for t, q in cur.fetchall()}
+        new: set[tuple[str, int]] = set()
         for i in range(0, len(rows), 1000):
             chunk = rows[i:i + 1000]
             marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
@@ -265,7 +291,7 @@ class Store:
                 f"INSERT INTO messages (table_id, seq, topic, type, t, received_at, consumer) VALUES {marks} "
                 "ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq", [v for r in chunk for v in r])
             new.update((t, int(q)) for t, q in cur.fetchall())
-        return new
+        return lambda: new
 
     def record_message(self, table_id: str, seq: int, topic: str, type_: str | None, t: float | None,
                        received_at: float, consumer: str | None = None) -> bool:
@@ -280,67 +306,129 @@ class Store:
         marks = ", ".join("?" for _ in COUP_COLUMNS)
         cur = self.execute(f"INSERT INTO coups ({cols}) VALUES ({marks}) "
                            "ON CONFLICT (table_id, coup_id, revision) DO NOTHING", values)
-        if cur.rowcount == 1:
-            return True
-        if row.get("recalled"):
+        new = cur.rowcount == 1
+        if not new and row.get("recalled"):
+            # A coup voided after it settled: the table's recall says so even without its alert.
             self.execute("UPDATE coups SET settlement = COALESCE(?, settlement), dealt = COALESCE(?, dealt), "
-                         "recalled = 1 WHERE table_id = ? AND coup_id = ? AND revision = ?",
-                         (row.get("settlement"), row.get("dealt"), row["table_id"], row["coup_id"], row["revision"]))
-        elif row.get("seq") is not None:
+                         "recalled = 1, voided = CASE WHEN ? = 1 THEN 1 ELSE voided END, "
+                         "void_reason = COALESCE(void_reason, ?) WHERE table_id = ? AND coup_id = ? AND revision = ?",
+                         (row.get("settlement"), row.get("dealt"), row.get("voided") or 0, row.get("void_reason"),
+                          row["table_id"], row["coup_id"], row["revision"]))
+        elif not new and row.get("seq") is not None:
             # The recall stored it first (a gap fill); MQTT brings the seq.
             self.execute("UPDATE coups SET seq = ? WHERE table_id = ? AND coup_id = ? AND revision = ? "
                          "AND seq IS NULL", (row["seq"], row["table_id"], row["coup_id"], row["revision"]))
-        return False
-
-    def add_alert_event(self, row: dict) -> bool:
-        cur = self.execute(
-            "INSERT INTO alert_events (table_id, alert_id, action, seq, kind, severity, shoe, coup, message, "
-            "by_user, reason, t, alert, source, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (table_id, alert_id, action) DO NOTHING",
-            [row.get(k) for k in ("table_id", "alert_id", "action", "seq", "kind", "severity", "shoe", "coup",
-                                  "message", "by_user", "reason", "t", "alert", "source", "stored_at")])
-        new = cur.rowcount == 1
-        if not new and row.get("seq") is not None:
-            self.execute("UPDATE alert_events SET seq = ? WHERE table_id = ? AND alert_id = ? AND action = ? "
-                         "AND seq IS NULL", (row["seq"], row["table_id"], row["alert_id"], row["action"]))
-        if new and is_action(row):
-            self.execute(
-                "INSERT INTO actions (table_id, alert_id, action, kind, by_user, reason, t, shoe, coup) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id, alert_id, action) DO NOTHING",
-                [row.get(k) for k in ("table_id", "alert_id", "action", "kind", "by_user", "reason", "t",
-                                      "shoe", "coup")])
+        self.apply_voids([(row["table_id"], row["coup_id"])])
         return new
 
-    def set_status(self, table_id: str, state: str, version: str | None, at: float) -> bool:
-        """Record a status change; the same state again (a retained re-delivery) is no change."""
-        self.ensure_table(table_id)
-        cur = self.execute("UPDATE tables SET status = ?, status_at = ?, version = ?, updated_at = ? "
-                           "WHERE table_id = ? AND (status IS NULL OR status <> ?)",
-                           (state, at, version, at, table_id, state))
-        if cur.rowcount != 1:
-            return False
-        self.execute("INSERT INTO status_changes (table_id, at, state, version) VALUES (?, ?, ?, ?) "
-                     "ON CONFLICT (table_id, at, state) DO NOTHING", (table_id, at, state, version))
-        return True
+    def add_coups(self, rows: list[dict]) -> Callable[[], int]:
+        """MQTT results, in the writer's pipeline: inserted on their key (a duplicate does
+        nothing), a row the recall stored first gets its seq, a void recorded first is applied.
+        Call the result after the pipeline: how many rows were new."""
+        if not rows:
+            return lambda: 0
+        cols = ", ".join(COUP_COLUMNS)
+        marks = ", ".join("?" for _ in COUP_COLUMNS)
+        inserted = self.conn.cursor()
+        inserted.executemany(self._sql(f"INSERT INTO coups ({cols}) VALUES ({marks}) "
+                                       "ON CONFLICT (table_id, coup_id, revision) DO NOTHING"),
+                             [[r.get(c) for c in COUP_COLUMNS] for r in rows])
+        self.conn.cursor().executemany(self._sql(
+            "UPDATE coups SET seq = ? WHERE table_id = ? AND coup_id = ? AND revision = ? AND seq IS NULL"),
+            [(r["seq"], r["table_id"], r["coup_id"], r["revision"]) for r in rows if r.get("seq") is not None])
+        self.apply_voids([(r["table_id"], r["coup_id"]) for r in rows])
+        return lambda: max(inserted.rowcount, 0)
 
-    def set_states(self, rows: list[tuple[str, str, int, dict]]) -> None:
+    def add_alert_event(self, row: dict) -> bool:
+        return bool(self.add_alert_events([row])())
+
+    def add_alert_events(self, rows: list[dict]) -> Callable[[], int]:
+        """Alert events (pipeline-safe): each on its key, with the supervisor action it records
+        and, for a ``coup_voided``, the void of its coup. Call the result after the pipeline:
+        how many events were new."""
+        if not rows:
+            return lambda: 0
+        cols = ("table_id", "alert_id", "action", "seq", "kind", "severity", "shoe", "coup", "message",
+                "by_user", "reason", "t", "alert", "source", "stored_at")
+        inserted = self.conn.cursor()
+        inserted.executemany(self._sql(
+            f"INSERT INTO alert_events ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)}) "
+            "ON CONFLICT (table_id, alert_id, action) DO NOTHING"), [[r.get(k) for k in cols] for r in rows])
+        self.conn.cursor().executemany(self._sql(
+            "UPDATE alert_events SET seq = ? WHERE table_id = ? AND alert_id = ? AND action = ? AND seq IS NULL"),
+            [(r["seq"], r["table_id"], r["alert_id"], r["action"]) for r in rows if r.get("seq") is not None])
+        acts = ("table_id", "alert_id", "action", "kind", "by_user", "reason", "t", "shoe", "coup")
+        self.conn.cursor().executemany(self._sql(
+            f"INSERT INTO actions ({', '.join(acts)}) VALUES ({', '.join('?' for _ in acts)}) "
+            "ON CONFLICT (table_id, alert_id, action) DO NOTHING"), [[r.get(k) for k in acts] for r in rows
+                                                                   if is_action(r)])
+        voids = [{**r["void"], "table_id": r["table_id"], "alert_id": r["alert_id"], "seq": r.get("seq"),
+                  "source": r["source"], "stored_at": r["stored_at"]} for r in rows if r.get("void")]
+        if voids:
+            vcols = ("table_id", "coup_id", "shoe", "coup", "by_user", "reason", "t", "result_withdrawn",
+                     "alert_id", "seq", "source", "stored_at")
+            self.conn.cursor().executemany(self._sql(
+                f"INSERT INTO voids ({', '.join(vcols)}) VALUES ({', '.join('?' for _ in vcols)}) "
+                "ON CONFLICT (table_id, coup_id) DO NOTHING"), [[v.get(k) for k in vcols] for v in voids])
+            self.apply_voids([(v["table_id"], v["coup_id"]) for v in voids])
+        return lambda: max(inserted.rowcount, 0)
+
+    def apply_voids(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Mark the stored rows of these coups voided, by whom, why and when, from ``voids``
+        (order-free: the void may come before or after the coup's result; done once)."""
+        keys = sorted(set(keys))
+        if not keys:
+            return
+        pick = "(SELECT {} FROM voids v WHERE v.table_id = coups.table_id AND v.coup_id = coups.coup_id)"
+        self.conn.cursor().executemany(self._sql(
+            f"UPDATE coups SET voided = 1, voided_by = {pick.format('by_user')}, "
+            f"void_reason = COALESCE({pick.format('reason')}, void_reason), voided_at = {pick.format('t')} "
+            "WHERE table_id = ? AND coup_id = ? AND voided_at IS NULL AND EXISTS "
+            "(SELECT 1 FROM voids v WHERE v.table_id = ? AND v.coup_id = ?)"),
+            [(t, c, t, c) for t, c in keys])
+
+    def set_status(self, table_id: str, state: str, version: str | None, at: float) -> None:
+        """Record a status change; the same state again (a retained re-delivery) is no change.
+        (No result is read: it runs in the writer's pipeline.)"""
+        self.ensure_table(table_id)
+        self.execute("INSERT INTO status_changes (table_id, at, state, version) SELECT ?, ?, ?, ? "
+                     "WHERE NOT EXISTS (SELECT 1 FROM tables WHERE table_id = ? AND status = ?) "
+                     "ON CONFLICT (table_id, at, state) DO NOTHING", (table_id, at, state, version, table_id, state))
+        self.execute("UPDATE tables SET status = ?, status_at = ?, version = ?, updated_at = ? "
+                     "WHERE table_id = ? AND (status IS NULL OR status <> ?)",
+                     (state, at, version, at, table_id, state))
+
+    def set_states(self, rows: list[tuple[str, str, int, dict | str]]) -> None:
         """The newest retained state of each kind (``coup``, ``shoe``, ``active``) of each table,
-        from ``(table_id, which, seq, payload)`` rows: an older seq never overwrites a newer one."""
-        by_kind: dict[str, list] = {}
+        from ``(table_id, which, seq, payload)`` rows (payload: a dict, or its JSON text as the
+        table sent it): an older seq never overwrites a newer one."""
+        kinds = ("coup", "shoe", "active")
+        per_table: dict[str, dict[str, tuple[int, str]]] = {}
         for table_id, which, seq, payload in rows:
-            assert which in ("coup", "shoe", "active")
-            by_kind.setdefault(which, []).append((seq, _j(payload), table_id, seq))
-        for which, params in by_kind.items():
-            if self.kind == "postgresql":
-                self.conn.cursor().execute(
-                    f"UPDATE tables SET {which}_seq = v.seq, {which}_json = v.j "
-                    "FROM unnest(%b::bigint[], %b::text[], %b::text[]) AS v(seq, j, table_id) "
-                    f"WHERE tables.table_id = v.table_id AND tables.{which}_seq < v.seq",
-                    [[p[0] for p in params], [p[1] for p in params], [p[2] for p in params]])
-                continue
-            self.conn.cursor().executemany(
-                self._sql(f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?"),
-                params)
+            assert which in kinds
+            per_table.setdefault(table_id, {})[which] = (seq, payload if isinstance(payload, str) else _j(payload))
+        if self.kind == "postgresql":
+            # Every kind of every table in one statement (seq 0: nothing new of that kind).
+            ids = sorted(per_table)
+            arrays = [ids]
+            for which in kinds:
+                arrays.append([per_table[t].get(which, (0, None))[0] for t in ids])
+                arrays.append([per_table[t].get(which, (0, None))[1] for t in ids])
+            sets = ", ".join(f"{w}_seq = GREATEST(tables.{w}_seq, v.{w}_seq), {w}_json = CASE WHEN v.{w}_seq > "
+                             f"tables.{w}_seq THEN v.{w}_json ELSE tables.{w}_json END" for w in kinds)
+            self.conn.cursor().execute(
+                f"UPDATE tables SET {sets} FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::bigint[], "
+                "%b::text[], %b::bigint[], %b::text[]) AS v(table_id, coup_seq, coup_json, shoe_seq, shoe_json, "
+                "active_seq, active_json) WHERE tables.table_id = v.table_id AND (v.coup_seq > tables.coup_seq "
+                "OR v.shoe_seq > tables.shoe_seq OR v.active_seq > tables.active_seq)", arrays)
+            return
+        for which in kinds:
+            params = [(seq, text, t, seq) for t, states in per_table.items() if which in states
+                      for seq, text in [states[which]]]
+            if params:
+                self.conn.cursor().executemany(self._sql(
+                    f"UPDATE tables SET {which}_seq = ?, {which}_json = ? WHERE table_id = ? AND {which}_seq < ?"),
+                    params)
 
     def set_state(self, table_id: str, which: str, seq: int, payload: dict) -> None:
         self.set_states([(table_id, which, seq, payload)])
@@ -363,10 +451,16 @@ class Store:
                      "alerts_recovered = alerts_recovered + ?, error = ? WHERE table_id = ? AND from_seq = ?",
                      (state, time.time(), coups, alerts, error, table_id, from_seq))
 
-    def add_rejected(self, topic: str, payload: bytes, reason: str, at: float) -> None:
-        """Bad input is kept (as text, lossless for UTF-8; replaced bytes otherwise) with its reason."""
-        self.execute("INSERT INTO rejected (topic, payload, reason, received_at) VALUES (?, ?, ?, ?)",
-                     (topic, payload.decode("utf-8", "replace"), reason, at))
+    def add_rejected(self, topic: str, payload: bytes, reason: str, at: float,
+                     key: tuple[str, int] | None = None) -> None:
+        """Bad input is kept (as text, lossless for UTF-8; replaced bytes otherwise) with its reason.
+        With the message's (table, seq) ``key``: once (a redelivery of a message stored before is not)."""
+        values = (topic, payload.decode("utf-8", "replace"), reason, at)
+        if key is None:
+            self.execute("INSERT INTO rejected (topic, payload, reason, received_at) VALUES (?, ?, ?, ?)", values)
+        else:
+            self.execute("INSERT INTO rejected (topic, payload, reason, received_at) SELECT ?, ?, ?, ? "
+                         "WHERE NOT EXISTS (SELECT 1 FROM messages WHERE table_id = ? AND seq = ?)", (*values, *key))
 
     # ------------------------------------------------------------------ reads
 

@@ -1,6 +1,6 @@
 """The floor's HTTP side: the pit's page, a table's drill-down, recall, CSV of a shift, metrics.
 
-Pages (static HTML + JS in ``static/``, the display's colours and fonts) poll the JSON
+Pages (static HTML + JS in ``static/``, the display's colours, fonts and languages) poll the JSON
 endpoints once a second; nothing in the browser talks MQTT. Everything is a read of
 the floor's database, through one connection per request thread.
 
@@ -13,6 +13,7 @@ the floor's database, through one connection per request thread.
 | ``/api/ingest`` | the ingest counters and latency percentiles |
 | ``/export/{coups,alerts,actions}.csv?since=&until=&table=`` | a shift as CSV |
 | ``/metrics`` | Prometheus; ``/healthz`` |
+| ``/config.json``, ``/shared/common.js``, ``/i18n/{lang}.json``, ``/fonts/...`` | the page's language (``[http] lang``) and the display's own script, catalogues and fonts |
 
 Times in queries are epoch seconds or ISO 8601 (``2026-12-01T18:00:00Z``; without a
 zone, UTC).
@@ -36,6 +37,7 @@ from .store import Store
 
 STATIC = Path(__file__).resolve().parent / "static"
 FONTS = Path(__file__).resolve().parents[1] / "web" / "static"   # the display's shipped fonts
+LANGS = ("en", "ru", "bg", "fi")
 ROAD_LEN = 36           # results on a table's small road
 BAD = ("error", "critical")
 
@@ -137,7 +139,8 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
     @app.get("/api/ingest")
     def api_ingest():
         """The ingest figures with the latency from a message's t to its commit (the last 200,000)."""
-        return {**metrics.snapshot(), "latency_ms": metrics.latency_ms()}
+        return {**metrics.snapshot(), "latency_ms": metrics.latency_ms(),
+                "floor_latency_ms": metrics.latency_ms("in_floor"), "queue_latency_ms": metrics.latency_ms("queued")}
 
     @app.get("/api/floor")
     def api_floor():
@@ -177,8 +180,8 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
         if kind == "coups":
             rows = s.coups(table_id=table or None, since=lo, until=hi, limit=1_000_000)
             cols = ["table_id", "shoe", "coup", "coup_id", "revision", "time_utc", "t", "winner", "punto", "banco",
-                    "punto_total", "banco_total", "natural", "punto_pair", "banco_pair", "cards", "voided", "seq",
-                    "source", "settlement"]
+                    "punto_total", "banco_total", "natural", "punto_pair", "banco_pair", "cards", "voided",
+                    "voided_by", "void_reason", "voided_at_utc", "seq", "source", "settlement"]
         elif kind == "alerts":
             rows = s.alert_events(table_id=table or None, since=lo, until=hi, limit=1_000_000)
             cols = ["table_id", "alert_id", "action", "time_utc", "t", "kind", "severity", "shoe", "coup", "by_user",
@@ -193,8 +196,8 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
         w.writerow(cols)
         for r in rows:
             r = dict(r)
-            r["time_utc"] = (datetime.fromtimestamp(r["t"], UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-                             if r.get("t") is not None else "")
+            r["time_utc"] = utc(r.get("t"))
+            r["voided_at_utc"] = utc(r.get("voided_at"))
             for k in ("punto", "banco"):
                 if isinstance(r.get(k), list):
                     r[k] = " ".join(r[k])
@@ -204,6 +207,9 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
         name = f"floor-{kind}-{int(lo) if lo else 'start'}-{int(hi) if hi else 'now'}.csv"
         return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    def utc(t: float | None) -> str:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t is not None else ""
 
     def page(name: str):
         return FileResponse(STATIC / name, headers={"Cache-Control": "no-cache"})
@@ -226,6 +232,22 @@ def create_app(config, metrics, *, started_at: float | None = None) -> FastAPI:
         if "/" in name or not path.is_file():
             raise HTTPException(404, "no such file")
         return FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+    @app.get("/config.json", include_in_schema=False)
+    def page_config():
+        return {"lang": config.http.lang}
+
+    @app.get("/shared/common.js", include_in_schema=False)
+    def common_js():
+        # The display's fonts-and-languages script, so the floor speaks as the display does.
+        return FileResponse(FONTS / "common.js", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/i18n/{lang}.json", include_in_schema=False)
+    def catalogue(lang: str):
+        # The display's catalogues (shoe_daemon/web/static/i18n), the floor's keys among them.
+        if lang not in LANGS:
+            raise HTTPException(404, f"no language {lang!r}: one of {', '.join(LANGS)}")
+        return FileResponse(FONTS / "i18n" / f"{lang}.json", headers={"Cache-Control": "no-cache"})
 
     @app.get("/fonts/{name:path}", include_in_schema=False)
     def fonts(name: str):

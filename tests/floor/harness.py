@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 class TableRig:
     def __init__(self, workdir: Path, table_id: str, *, broker_port: int, coups: int = 8, pace: float = 0.02,
-                 seed: int = 1, protocol: str = "5", api: bool = True) -> None:
+                 seed: int = 1, protocol: str = "5", api: bool = True, tokens: list[dict] = ()) -> None:
         self.dir = Path(workdir) / table_id
         self.dir.mkdir(parents=True, exist_ok=True)
         self.table_id = table_id
@@ -38,6 +38,7 @@ class TableRig:
         self.api_port = free_port() if api else None
         self.broker_port = broker_port
         self.protocol = protocol
+        self.tokens = list(tokens)        # [{"user", "role", "token"}]: who may act on the table's API
         self.daemon = None
         self.published: list[tuple[str, dict]] = []
         self._lock = threading.Lock()
@@ -59,7 +60,8 @@ class TableRig:
             shoe=ShoeConfig(port=path, driver="protocol", reconnect_min=0.1, reconnect_max=1.0),
             journal=JournalConfig(path=str(self.journal_path), synchronous="normal"),
             mqtt=MqttConfig(host="127.0.0.1", port=self.broker_port, protocol=self.protocol),
-            api=ApiConfig(enabled=self.api_port is not None, host="127.0.0.1", port=self.api_port or 8080),
+            api=ApiConfig(enabled=self.api_port is not None, host="127.0.0.1", port=self.api_port or 8080,
+                          tokens=self.tokens),
         )
         self.daemon = daemon = Daemon(config)
 
@@ -130,7 +132,8 @@ class TableRig:
 
 def floor_config(path: Path, *, broker_port: int, database: str, tables: list[TableRig] = (),
                  share_group: str = "floor", protocol: str = "5", http_port: int | None = None,
-                 gap_grace: float = 1.0, client_id: str | None = None, session_expiry: int = 0) -> Path:
+                 gap_grace: float = 1.0, client_id: str | None = None, session_expiry: int = 0,
+                 lang: str | None = None) -> Path:
     lines = [
         "[floor]", 'prefix = "baccarat"', f'database = "{database}"', f'share_group = "{share_group}"',
         f"gap_grace = {gap_grace}", "gap_check_interval = 0.25", f"session_expiry = {session_expiry}",
@@ -139,6 +142,8 @@ def floor_config(path: Path, *, broker_port: int, database: str, tables: list[Ta
         lines.append(f'client_id = "{client_id}"')
     lines += ["", "[broker]", 'host = "127.0.0.1"', f"port = {broker_port}", f'protocol = "{protocol}"', "",
               "[http]", f"enabled = {'true' if http_port is not None else 'false'}", f"port = {http_port or 0}"]
+    if lang:
+        lines.append(f'lang = "{lang}"')
     for t in tables:
         lines += ["", "[[tables]]", f'id = "{t.table_id}"']
         if t.api_url:

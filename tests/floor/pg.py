@@ -30,7 +30,10 @@ def _bin(name: str) -> str:
 
 
 class PostgresServer:
-    def __init__(self) -> None:
+    def __init__(self, *, fsync: bool = False) -> None:
+        # The tests need no durability against power loss (fsync off: faster); the benchmark
+        # measures commits as a floor makes them (fsync on, PostgreSQL's default).
+        self.fsync = fsync
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="floor-pg-")
         self.data = os.path.join(self.dir, "data")
@@ -56,7 +59,7 @@ class PostgresServer:
 
     def resume(self) -> PostgresServer:
         """Start the cluster (again, on the same port)."""
-        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync=off -c max_connections=50"
+        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c fsync={'on' if self.fsync else 'off'} -c max_connections=50"
         self._run(_bin("pg_ctl"), "-D", self.data, "-l", self.log, "-o", opts, "-w", "-t", "30", "start")
         if not wait_port(self.port, 10):
             raise RuntimeError(f"PostgreSQL did not listen on {self.port}:\n{self.log_text()}")

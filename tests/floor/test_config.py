@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from shoe_daemon.floor.config import FloorConfigError, floor_config_from
+from shoe_daemon.floor.store import SCHEMA_VERSION
 from tests.floor.harness import ROOT
 
 
@@ -52,4 +53,4 @@ def test_floor_command_exits_2_on_a_bad_file_and_migrates_on_request(tmp_path):
     good.write_text(f"[floor]\ndatabase = 'sqlite:///{tmp_path / 'f.sqlite3'}'\n")
     proc = subprocess.run([sys.executable, "-m", "shoe_daemon", "floor", "--config", str(good), "--migrate-only"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0 and "schema version 1" in proc.stdout
+    assert proc.returncode == 0 and f"schema version {SCHEMA_VERSION}" in proc.stdout

@@ -93,3 +93,82 @@ def test_a_database_newer_than_the_code_is_refused(sqlite_url):
     s.close()
     with pytest.raises(StoreError, match="schema 99, newer than this floor"):
         Store.open(sqlite_url)
+
+
+def _voided(seq: int, coup_id: str = "1-3", user: str | None = "sam") -> dict:
+    shoe, coup = (int(x) for x in coup_id.split("-"))
+    evidence = {"reason": "misdeal", "result_withdrawn": True, "punto": ["6S", "6H", "2C"], "banco": ["7S", "TC"],
+                "punto_total": 4, "banco_total": 7}
+    if user:
+        evidence["user"] = user
+    return {"action": "raised", "schema": 1, "seq": seq, "t": 1718000040.0, "table_id": "t1", "type": "alert",
+            "alert": {"id": f"{coup_id}-2", "kind": "coup_voided", "severity": "info", "shoe": shoe, "coup": coup,
+                      "message": f"Coup {coup} is void: misdeal. Its result is withdrawn.", "t": 1718000040.0,
+                      "evidence": evidence}}
+
+
+def test_a_void_after_settlement_marks_the_stored_coup_once_whatever_the_order(db_url):
+    metrics = FloorMetrics()
+    w = Writer(db_url, "baccarat", metrics)
+    w.store = s = Store.open(db_url)
+    other = {**RESULT, "seq": 120, "coup": 4, "coup_id": "1-4"}
+    w.write([_msg("baccarat/t1/coup/result", RESULT)])
+    assert s.coups()[0]["voided"] is False and s.coups()[0]["voided_by"] is None
+    w.write([_msg("baccarat/t1/alerts/event", _voided(99))])
+    # The void comes before its coup's result (another consumer of the share group was slower).
+    w.write([_msg("baccarat/t1/alerts/event", _voided(121, "1-4", user=None))])
+    w.write([_msg("baccarat/t1/coup/result", other)])
+    c3, c4 = s.coups()
+    assert (c3["coup_id"], c3["voided"], c3["voided_by"], c3["void_reason"], c3["voided_at"]) == \
+        ("1-3", True, "sam", "misdeal", 1718000040.0)
+    assert c3["winner"] == "banco"            # the withdrawn result is kept for the record
+    assert (c4["voided"], c4["voided_by"], c4["void_reason"]) == (True, None, "misdeal")   # a void by the policy
+    # Redelivered (the same seqs) and a result delivered again: nothing changes, nothing doubles.
+    w.write([_msg("baccarat/t1/alerts/event", _voided(99)), _msg("baccarat/t1/coup/result", RESULT)])
+    assert [(c["coup_id"], c["voided"], c["voided_by"], c["voided_at"]) for c in s.coups()] == \
+        [("1-3", True, "sam", 1718000040.0), ("1-4", True, None, 1718000040.0)]
+    assert s.count("voids") == 2 and s.count("coups") == 2
+    assert [(a["kind"], a["by_user"], a["reason"]) for a in s.actions()][0] == ("coup_voided", "sam", "misdeal")
+    assert metrics.snapshot()["duplicate"] == 2
+    s.close()
+
+
+def test_a_voided_coup_from_the_recall_is_marked_with_its_alert(sqlite_url):
+    from shoe_daemon.floor.gaps import GapChecker
+
+    s = Store.open(sqlite_url)
+    record = {"coup_id": "1-3", "shoe": 1, "coup": 3, "voided": True, "reason": "misdeal", "result_withdrawn": True,
+              "punto": ["6S", "6H", "2C"], "banco": ["7S", "TC"], "punto_total": 4, "banco_total": 7,
+              "recorded": 1718000040.0}
+    alert = _voided(99)["alert"]
+    assert GapChecker.store_recall(s, "t1", [record], {"active": [], "past": [alert]}) == (1, 1)
+    c = s.coups()[0]
+    assert (c["voided"], c["winner"], c["voided_by"], c["void_reason"], c["voided_at"]) == \
+        (True, None, "sam", "misdeal", 1718000040.0)
+    # A coup stored from MQTT and voided later: the recall alone (its alert not recalled) marks it.
+    w = Writer(sqlite_url, "baccarat", FloorMetrics())
+    w.store = s
+    w.write([_msg("baccarat/t1/coup/result", {**RESULT, "coup": 5, "coup_id": "1-5", "seq": 130})])
+    assert GapChecker.store_recall(s, "t1", [{**record, "coup": 5, "coup_id": "1-5"}], {}) == (0, 0)
+    c5 = s.coups(coup=5)[0]
+    assert (c5["voided"], c5["winner"], c5["void_reason"], c5["recalled"]) == (True, "banco", "misdeal", True)
+    s.close()
+
+
+def test_a_version_1_database_is_migrated_and_keeps_its_rows(sqlite_url, monkeypatch):
+    import shoe_daemon.floor.store as store_module
+
+    with monkeypatch.context() as m:
+        m.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:1])
+        m.setattr(store_module, "SCHEMA_VERSION", 1)
+        old = Store.open(sqlite_url)
+        assert old.schema_version() == 1
+        with old.transaction():
+            old.execute("INSERT INTO coups (table_id, coup_id, revision, shoe, coup, winner, source, stored_at) "
+                        "VALUES ('t1', '1-1', 0, 1, 1, 'tie', 'mqtt', 0)")
+        old.close()
+    s = Store.open(sqlite_url)
+    assert s.schema_version() == SCHEMA_VERSION == 2
+    c = s.coups()[0]
+    assert (c["coup_id"], c["winner"], c["voided"], c["voided_by"], c["voided_at"]) == ("1-1", "tie", False, None, None)
+    s.close()

@@ -143,7 +143,7 @@ def test_floor_page_ten_live_tables_held_coup_first(floor_with_tables, tmp_path)
         page.click("article.tile[data-table=t07] a.id")
         page.wait_for_url("**/table/t07")
         page.wait_for_function("document.querySelector('#alerts td') !== null", timeout=10_000)
-        assert "extra_card" in page.inner_text("#alerts")
+        assert "EXTRA CARD" in page.inner_text("#alerts")      # alert.extra_card in the English catalogue
         assert page.get_attribute("#tile article", "data-held") == "1"
 
         # Recall across tables by table: every row is that table's.

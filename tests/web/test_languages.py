@@ -72,12 +72,15 @@ def test_every_character_of_every_catalogue_is_drawn_by_the_shipped_fonts():
 
 
 def test_the_pages_use_no_string_outside_the_catalogue():
-    """Every key the scripts ask for is in the catalogue (a typo would show the key itself)."""
+    """Every key the scripts ask for is in the catalogue (a typo would show the key itself): the
+    display's, the console's and the floor's pages."""
     en = catalogue("en")
     static = web.static_dir()
     used = set()
-    for name in ("app.js", "console.js", "index.html", "console.html"):
-        text = (static / name).read_text()
+    floor = static.parent.parent / "floor" / "static"        # the floor's pages use these catalogues too
+    for path in [*(static / n for n in ("app.js", "console.js", "index.html", "console.html")),
+                 *(floor / n for n in ("floor.js", "floor.html", "table.html", "recall.html"))]:
+        text = path.read_text()
         used |= set(re.findall(r"""\bt\("([a-z][\w.]*)["]""", text))
         used |= set(re.findall(r'data-i18n(?:-placeholder|-title)?="([^"]+)"', text))
     used = {k for k in used if not k.endswith(".")}
