@@ -185,17 +185,6 @@ class FloorProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
-
-
 def same_coup(db: dict, journal: dict) -> list[str]:
     """The fields where the floor's row and the table's journal disagree (empty: the same coup)."""
     diffs = []

@@ -16,8 +16,9 @@ import time
 from shoe_daemon.floor.config import load_floor_config
 from shoe_daemon.floor.service import FloorService
 from shoe_daemon.floor.store import Store
-from tests.floor.harness import TableRig, bridge_conf, floor_config, wait_until
+from tests.floor.harness import TableRig, bridge_conf, floor_config
 from tests.floor.test_floor_e2e import assert_floor_has_every_coup_once
+from tests.support.waiting import wait_until
 
 OUTAGE = 10.0
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from shoe_daemon.floor.config import load_floor_config
 from shoe_daemon.floor.service import FloorService
 from shoe_daemon.floor.store import Store
-from tests.floor.harness import TableRig, floor_config, same_coup, wait_until
+from tests.floor.harness import TableRig, floor_config, same_coup
+from tests.support.waiting import wait_until
 
 
 def assert_floor_has_every_coup_once(store: Store, tables: list[TableRig]) -> int:

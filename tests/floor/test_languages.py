@@ -21,8 +21,9 @@ from shoe_daemon.emulator import Faults
 from shoe_daemon.floor.config import load_floor_config
 from shoe_daemon.floor.service import FloorService
 from shoe_daemon.floor.store import Store
-from tests.floor.harness import TableRig, floor_config, wait_until
+from tests.floor.harness import TableRig, floor_config
 from tests.support.mosquitto import MosquittoServer
+from tests.support.waiting import wait_until
 from tests.web.harness import browser_session, wait_fonts
 from tests.web.pagecheck import assert_own_fonts, clipped_text
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from shoe_daemon.floor.consumer import subscription
 from shoe_daemon.floor.store import Store
-from tests.floor.harness import FloorProcess, TableRig, floor_config, wait_until
+from tests.floor.harness import FloorProcess, TableRig, floor_config
 from tests.floor.test_floor_e2e import assert_floor_has_every_coup_once
+from tests.support.waiting import wait_until
 
 
 def test_subscription_topic_by_protocol():

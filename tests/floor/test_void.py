@@ -21,7 +21,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from shoe_daemon.floor.config import load_floor_config
 from shoe_daemon.floor.service import FloorService
 from shoe_daemon.floor.store import Store
-from tests.floor.harness import TableRig, floor_config, wait_until
+from tests.floor.harness import TableRig, floor_config
+from tests.support.waiting import wait_until
 from tests.web.harness import browser_session
 
 SUPERVISOR = "sup-" + secrets.token_hex(16)

@@ -19,6 +19,7 @@ from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish.mqtt import MqttPublisher
 from tests.publish.relay import Relay
 from tests.support.mosquitto import MosquittoServer, Subscriber, free_port, make_password_file
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "baccarat/T1"
@@ -55,16 +56,6 @@ def first_arrivals(values: list[int]) -> list[int]:
 
 def states(messages) -> list[str]:
     return [json.loads(m.payload)["state"] for m in messages if m.topic == f"{PREFIX}/status"]
-
-
-def wait_until(predicate, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise TimeoutError(f"{what} not met within {timeout} s")
 
 
 @pytest.mark.parametrize("protocol", ["5", "3.1.1"])

@@ -270,17 +270,6 @@ def make_publisher(config: Config):
                          reconnect_max_delay=0.5)
 
 
-def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} not met within {timeout} s")
-        time.sleep(interval)
-
-
 def wait_port_open(port: int) -> None:
     if not wait_port(port, timeout=10):
         raise RuntimeError(f"nothing listens on {port}")

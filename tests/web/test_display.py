@@ -18,6 +18,7 @@ import pytest
 from shoe_daemon.core.events import Kind
 from shoe_daemon.publish.broker import EmbeddedBroker
 from tests.support.mosquitto import free_port
+from tests.support.waiting import wait_until
 from tests.web.harness import (
     SCREENSHOTS,
     DisplayServer,
@@ -27,7 +28,6 @@ from tests.web.harness import (
     open_display,
     publish_outputs,
     table_session,
-    wait_until,
 )
 
 LATENCY_BOUND = 1.0   # seconds from the daemon publishing coup/card to the card in the page's DOM
