@@ -59,6 +59,12 @@ class Daemon:
         self.api = None                       # shoe_daemon.api.ApiServer, when [api] is enabled
         self.metrics = None                   # shoe_daemon.api.metrics.Metrics (its own registry)
         self._waiters: dict[int, tuple[Event, asyncio.Future]] = {}
+        # While run() deals, a batch's journal commit is made durable off the loop (Journal.sync in
+        # a thread): what the batch made waits here until then (nothing published that is not
+        # journaled), and so do the API's writes' answers.
+        self._deferring = False
+        self._unsynced_out: list[Publish] = []
+        self._unsynced_results: list[tuple[asyncio.Future, tuple]] = []
         self._republish: list[Publish] = []   # the replayed tail's messages, for start_mqtt
 
     @property
@@ -251,7 +257,10 @@ class Daemon:
         for original, item in zip(batch, handled, strict=False):
             future = waiters.get(id(original))
             if future is not None and not future.done():
-                future.set_result((item.seq, item.event, item.outputs))
+                if self._deferring:
+                    self._unsynced_results.append((future, (item.seq, item.event, item.outputs)))
+                else:
+                    future.set_result((item.seq, item.event, item.outputs))
         self.events_processed += len(handled)
         if not self.ready.is_set() and self.source is not None and self.source.connected:
             self._set_ready()
@@ -277,6 +286,7 @@ class Daemon:
                     "held": len(pending), "text": f"the journal could not be written ({cause.replace('_', ' ')}) "
                     f"for {self.clock() - since:.1f} s: dealing was held, no event lost"})
                 pending = self.process([alert, *pending])
+                await self._flush(stop)
                 if not pending:
                     log.warning("the journal is writable again: dealing resumed")
                     self.notifier.status(f"dealing: table {self.config.table.id}")
@@ -289,14 +299,37 @@ class Daemon:
                 pass
         log.error("stopped while the journal was unavailable: %d event(s) not journaled", len(pending))
 
+    async def _flush(self, stop: asyncio.Event) -> None:
+        """Make the journal's last commits durable in a thread (an fsync is milliseconds, at times
+        hundreds on a busy disk: never on the loop, which answers the API and the broker), then send
+        what they made. A disk that fails the fsync holds it all, retried, until it passes."""
+        while self.journal is not None and self.journal.unsynced:
+            try:
+                await asyncio.to_thread(self.journal.sync)
+            except OSError as exc:
+                log.error("journal: cannot sync to disk (%s): nothing is published until it can; retrying", exc)
+                try:
+                    await asyncio.wait_for(stop.wait(), JOURNAL_RETRY)
+                except TimeoutError:
+                    continue
+                return    # stopping: shutdown() tries once more
+        self._send_synced()
+
+    def _send_synced(self) -> None:
+        outs, self._unsynced_out = self._unsynced_out, []
+        for out in outs:
+            self._send(out)
+        results, self._unsynced_results = self._unsynced_results, []
+        for future, result in results:
+            if not future.done():
+                future.set_result(result)
+
     def render(self, out) -> None:
         if isinstance(out, Publish):
-            started = time.perf_counter()
-            self.publisher.publish(out.topic, out.encode(), out.qos, out.retain)
-            for listener in self.listeners:
-                listener(out)
-            if self.metrics is not None:
-                self.metrics.published(out, time.perf_counter() - started)
+            if self._deferring:
+                self._unsynced_out.append(out)      # sent by _flush once its event is on disk
+            else:
+                self._send(out)
         elif isinstance(out, SetLights):
             if self.source is not None:
                 self.source.set_lights(out.state)
@@ -309,6 +342,14 @@ class Daemon:
                 # The journal keeps the row and writes it once the disk takes writes again (the
                 # next append, or the hold that a refused append starts, flushes it).
                 log.warning("recall record of coup %s kept for later: %s", out.coup_id, exc)
+
+    def _send(self, out: Publish) -> None:
+        started = time.perf_counter()
+        self.publisher.publish(out.topic, out.encode(), out.qos, out.retain)
+        for listener in self.listeners:
+            listener(out)
+        if self.metrics is not None:
+            self.metrics.published(out, time.perf_counter() - started)
 
     def _set_ready(self) -> None:
         self.ready.set()
@@ -420,6 +461,8 @@ class Daemon:
         status = await self._start_journal(stop)
         if status is not None:
             return status
+        self.journal.defer_sync()      # durable off the loop: _flush
+        self._deferring = True
         self.check_audit()
         self.start_mqtt()
         self.start_source()
@@ -454,6 +497,7 @@ class Daemon:
                 while len(batch) < BATCH_MAX and not self._queue.empty():
                     batch = batch + self._queue.get_nowait()
                 pending = self.process(batch)
+                await self._flush(stop)
                 if pending:
                     await self._hold_for_journal(pending, stop)
         finally:
@@ -475,6 +519,14 @@ class Daemon:
             # Events read before the port closed are still journaled.
             while self._queue is not None and not self._queue.empty():
                 self.process(self._queue.get_nowait())
+        self._deferring = False
+        if self.journal is not None and self.publisher is not None:
+            try:
+                self.journal.sync()
+                self._send_synced()
+            except OSError as exc:
+                log.error("journal: cannot sync to disk (%s): %d message(s) not published (a restart publishes "
+                          "the last events' messages again)", exc, len(self._unsynced_out))
         if self.publisher is not None:
             self.publisher.stop(timeout=2.0)
         if self.broker is not None:

@@ -403,6 +403,8 @@ class Journal:
         self.report: Report | None = None  # the verification done by open(), if any
         self.format = int(meta.get("format", FORMAT_VERSION))
         self._pending_recall: dict[str, tuple] = {}   # rows a full disk refused, written at the next chance
+        self._deferred = False    # defer_sync(): appends are made durable by sync(), not by SQLite
+        self._unsynced = False    # an append since the last sync()
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -665,6 +667,8 @@ class Journal:
                     prev = checksum
                     seqs.append(seq)
                 conn.execute("COMMIT")
+                if self._deferred:
+                    self._unsynced = True
             except BaseException as exc:
                 if conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
@@ -675,6 +679,46 @@ class Journal:
                 raise
             self._write_head(seq, prev)
         return seqs
+
+    # ------------------------------------------------------------------ durability off the caller's thread
+
+    def defer_sync(self) -> None:
+        """With ``synchronous="full"``: from now on an append's commit is not fsynced by SQLite (WAL,
+        synchronous NORMAL: it survives a crash of the process) and :meth:`sync` makes it survive a
+        power cut too, as full would have. For a caller on an event loop: it runs ``sync()`` in a
+        thread and acts on the appended events (publishes them) only after it returned."""
+        if self._synchronous != "full" or self._deferred or self._readonly:
+            return
+        with self._lock:
+            self._db().execute("PRAGMA synchronous = NORMAL")
+            self._deferred = True
+
+    @property
+    def unsynced(self) -> bool:
+        """Whether an append since the last :meth:`sync` may not be on disk yet."""
+        return self._unsynced
+
+    def sync(self) -> None:
+        """Make every append so far durable: fsync the write-ahead log, as synchronous=full does at
+        each commit (an fsync of any descriptor flushes the file). Thread-safe, takes no lock while
+        the disk works; raises OSError when the disk fails (the appends then count as unsynced)."""
+        if not self._unsynced:
+            return
+        self._unsynced = False
+        try:
+            fd = os.open(self._path.with_name(self._path.name + "-wal"), os.O_RDONLY)
+        except FileNotFoundError:
+            return      # checkpointed and removed: in the database file, which the checkpoint synced
+        except OSError:
+            self._unsynced = True
+            raise
+        try:
+            os.fsync(fd)
+        except OSError:
+            self._unsynced = True
+            raise
+        finally:
+            os.close(fd)
 
     # ------------------------------------------------------------------ a full or read-only disk
 
@@ -874,7 +918,7 @@ class Journal:
         # the process, and the next event's full commit syncs the WAL and so this row with it). A
         # power cut may lose the last rows: start-up replays the current shoe and writes again any
         # that is missing. At full speed a coup's own fsync cost as much as its events' commits.
-        relax = self._synchronous != "normal"
+        relax = self._synchronous != "normal" and not self._deferred
         if relax:
             conn.execute("PRAGMA synchronous = NORMAL")
         try:

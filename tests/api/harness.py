@@ -26,7 +26,7 @@ ROLES = ("dealer", "supervisor", "pit", "technician")
 
 
 def toml_config(tmp: Path, *, shoe_path: str, mqtt_port: int, api_port: int, tokens: dict[str, str],
-                limits: dict | None = None, extra: str = "") -> str:
+                limits: dict | None = None, extra: str = "", synchronous: str = "normal") -> str:
     lines = [
         "[table]", 'id = "api-test"', "decks = 8", 'burn = "none"', "burn_count = 0", 'closing = "auto"',
         'on_error = "hold"', "",
@@ -35,7 +35,7 @@ def toml_config(tmp: Path, *, shoe_path: str, mqtt_port: int, api_port: int, tok
         lines += [f"[table.limits.{kind}]"] + [f'{k} = "{v}"' for k, v in lim.items()] + [""]
     lines += [
         "[shoe]", f'port = "{shoe_path}"', 'driver = "protocol"', "reconnect_min = 0.1", "reconnect_max = 0.5", "",
-        "[journal]", f'path = "{tmp / "journal.sqlite3"}"', 'synchronous = "normal"', "",
+        "[journal]", f'path = "{tmp / "journal.sqlite3"}"', f'synchronous = "{synchronous}"', "",
         "[mqtt]", 'host = "127.0.0.1"', f"port = {mqtt_port}", "",
         "[api]", "enabled = true", 'host = "127.0.0.1"', f"port = {api_port}", "",
     ]
@@ -54,8 +54,9 @@ DEFAULT_LIMITS = {
 class Stack:
     """Mosquitto + emulated shoe + daemon (with its API) for one test module."""
 
-    def __init__(self, tmp: Path, limits: dict | None = None, extra_toml: str = ""):
-        """``extra_toml``: more configuration (e.g. a [camera] section), appended to the file."""
+    def __init__(self, tmp: Path, limits: dict | None = None, extra_toml: str = "", synchronous: str = "normal"):
+        """``extra_toml``: more configuration (e.g. a [camera] section), appended to the file;
+        ``synchronous``: the journal's (normal here: the API tests need no fsync per commit)."""
         from shoe_daemon.config import load_config
         from shoe_daemon.service import Daemon
 
@@ -68,6 +69,7 @@ class Stack:
         self.config_path = tmp / "shoe-daemon.toml"
         self.limits = limits or DEFAULT_LIMITS
         self.extra_toml = extra_toml
+        self.synchronous = synchronous
         self.write_config()
         config = load_config(self.config_path, env={})
         self.daemon = Daemon(config, config_path=str(self.config_path))
@@ -81,7 +83,7 @@ class Stack:
 
     def write_config(self, **overrides) -> None:
         kw = dict(shoe_path=str(self.tmp / "shoe"), mqtt_port=self.broker.port, api_port=self.api_port,
-                  tokens=self.tokens, limits=self.limits, extra=self.extra_toml)
+                  tokens=self.tokens, limits=self.limits, extra=self.extra_toml, synchronous=self.synchronous)
         kw.update(overrides)
         self.config_path.write_text(toml_config(self.tmp, **kw))
 

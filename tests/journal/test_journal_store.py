@@ -237,3 +237,37 @@ def test_threads_append_concurrently(tmp_path):
         assert all(r == sorted(r) for r in results)
         report = j.verify(full=True)
         assert report.ok and report.records == 200
+
+
+def test_deferred_sync_commits_without_sqlites_fsync_and_sync_makes_it_durable(tmp_path, monkeypatch):
+    """defer_sync(): the daemon's loop commits, then fsyncs the WAL in a thread (Journal.sync)."""
+    import os
+
+    path = tmp_path / "j.sqlite3"
+    with Journal.open(path, synchronous="full") as j:
+        j.append(new_shoe(0))
+        assert not j.unsynced                                  # full: SQLite synced the commit itself
+        assert j._db().execute("PRAGMA synchronous").fetchone()[0] == 2   # FULL
+        j.defer_sync()
+        assert j._db().execute("PRAGMA synchronous").fetchone()[0] == 1   # NORMAL: no fsync at commit
+        j.append_many([card(1), card(2)])
+        assert j.unsynced
+        synced = []
+        real_fsync = os.fsync
+        monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")),
+                                                     real_fsync(fd)))
+        j.sync()
+        assert synced == [str(path) + "-wal"] and not j.unsynced
+        j.sync()                                               # nothing new: no fsync
+        assert len(synced) == 1
+        j.record_coup("1-1", 1, 1, {"winner": "punto"})        # the recall row's relaxation keeps NORMAL
+        assert j._db().execute("PRAGMA synchronous").fetchone()[0] == 1
+    with Journal.open(path, verify="full") as j:
+        assert j.count() == 3 and j.report.ok
+
+
+def test_deferred_sync_is_a_no_op_in_normal_mode(tmp_path):
+    with Journal.open(tmp_path / "j.sqlite3", synchronous="normal") as j:
+        j.defer_sync()
+        j.append(new_shoe(0))
+        assert not j.unsynced
