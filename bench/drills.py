@@ -582,7 +582,8 @@ def act_disk_full(run: Run) -> Dealt:
 
 def act_read_only(run: Run) -> Dealt:
     """The daemon is restarted (a reboot, say) and its journal's file system comes up read-only.
-    It must hold the start (STATUS says why; no exit, no traceback, nothing published) and start
+    It must hold the start (STATUS says why, the stop light over a link that acknowledges nothing;
+    no exit, no traceback, nothing published) and start
     by itself once the file system is writable again, with an alert; the cards the shoe dealt
     meanwhile wait in its ring (PROTOCOL.md 9.1) and none is lost."""
     rig, shoe, checks = run.rig, run.shoe, run.row.checks
@@ -592,9 +593,11 @@ def act_read_only(run: Run) -> Dealt:
     rig.monitor.pause()
     rig.daemon.stop()
     remount(run.fs, readonly=True)
-    said = len(rig.notify.messages)
+    said, lit = len(rig.notify.messages), len(shoe.simulator.lights_log)
     rig.restart(wait_ready=False)
     checks["held"] = rig.wait_status("journal unavailable (read_only)", said, 20)
+    checks["stop light"] = _wait(lambda: any(e.lights.name == "ERROR_STOP"
+                                            for _, e in shoe.simulator.lights_log[lit:]), 10)
     published = rig.published_cards()
     time.sleep(HOLD)
     checks["nothing published while held"] = rig.published_cards() == published

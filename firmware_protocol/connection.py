@@ -217,6 +217,8 @@ class HostConnection:
         self._last_hello_tx = float("-inf")
         self._last_ack_tx = float("-inf")
         self._ack_due = False
+        self._withholding = False           # withhold_acks(): acknowledge nothing new
+        self._ack_ceiling: int | None = None  # ... and so ACK at most this seq
 
         self._boot_id: int | None = resume[0] if resume else None
         self._delivered: int | None = resume[1] % SEQ_MOD if resume else None  # last seq delivered
@@ -253,6 +255,15 @@ class HostConnection:
     @property
     def boot_id(self) -> int | None:
         return self._boot_id
+
+    def withhold_acks(self) -> None:
+        """Acknowledge nothing delivered from now on: a host that cannot store events (its journal
+        is unavailable) but keeps the link for the lights. ACK frames still go out, carrying the
+        point this session started from (section 9.5), so the shoe keeps every event after it in its
+        ring and a later session fetches them. Not undone: that later session is a new connection."""
+        self._withholding = True
+        if self.state is LinkState.UP:
+            self._ack_ceiling = self._delivered
 
     @property
     def missing(self) -> list[int]:
@@ -400,6 +411,8 @@ class HostConnection:
             self._emit_lost((start + 1) % SEQ_MOD, unfetchable, "not_in_ring")
             self._delivered = self._highest = (start + unfetchable) % SEQ_MOD
         self._note_highest(hello.seq)
+        if self._withholding:
+            self._ack_ceiling = self._delivered   # what this session starts from is acknowledged already
         self._ack_due = True
         self._lights_due = self._lights is not None
         self._sync_due_at = now if self.clock_sync_interval is not None else None
@@ -514,7 +527,7 @@ class HostConnection:
                 if self._ack_due or now - self._last_ack_tx >= self.keepalive_interval:
                     self._ack_due = False
                     self._last_ack_tx = now
-                    out.append(self._frame(Ack(self._delivered), now))
+                    out.append(self._frame(Ack(self._delivered if not self._withholding else self._ack_ceiling), now))
                 if self._lights_due and self._lights is not None and now - self._last_lights_tx >= 0.2:
                     self._lights_due = False
                     self._last_lights_tx = now

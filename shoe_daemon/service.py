@@ -66,6 +66,7 @@ class Daemon:
         self._unsynced_out: list[Publish] = []
         self._unsynced_results: list[tuple[asyncio.Future, tuple]] = []
         self._republish: list[Publish] = []   # the replayed tail's messages, for start_mqtt
+        self._standby = None                  # the shoe link that lights the stop while a start is held
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -170,6 +171,29 @@ class Daemon:
         driver.resume([entry.event for entry in reversed(self.journal.last_events(RESUME_SCAN))])
         self.source = SerialSource(shoe, self.wrap_driver(driver), self._from_thread)
         self.source.start()
+
+    def _start_standby(self) -> None:
+        """While the start is held (the journal cannot be written): the shoe's link only to light
+        its stop, when the driver can keep it without acknowledging events (the shoe keeps what is
+        dealt meanwhile; the real start fetches it). Started once; stopped by _stop_standby."""
+        if self._standby is not None:
+            return
+        from shoe_daemon.sources import get_driver
+        from shoe_daemon.sources.serial_source import SerialSource
+
+        shoe = self.config.shoe
+        driver = get_driver(shoe.driver)(shoe.driver_settings)
+        if not driver.standby():
+            return
+        self._standby = SerialSource(shoe, self.wrap_driver(driver), self._from_thread)
+        self._standby.set_lights(Lights.ERROR)
+        self._standby.start()
+        log.warning("shoe link opened for the stop light only: no card is taken until the journal can be written")
+
+    def _stop_standby(self) -> None:
+        if self._standby is not None:
+            self._standby.stop()
+            self._standby = None
 
     def wrap_driver(self, driver):
         """The driver the serial source runs: this one. `shoe-daemon replay` overrides it to put the
@@ -419,6 +443,7 @@ class Daemon:
                               cause, exc, START_RETRY, EXIT_JOURNAL_UNAVAILABLE, START_WAIT)
                     said = str(exc)
                 self.notifier.status(f"journal unavailable ({cause}): dealing held: {exc}")
+                self._start_standby()
                 if time.monotonic() >= deadline:
                     log.error("journal still unavailable after %g s: exiting with status %d",
                               START_WAIT, EXIT_JOURNAL_UNAVAILABLE)
@@ -458,7 +483,10 @@ class Daemon:
     async def run(self, stop: asyncio.Event) -> int:
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
-        status = await self._start_journal(stop)
+        try:
+            status = await self._start_journal(stop)
+        finally:
+            self._stop_standby()      # before the real link opens the port
         if status is not None:
             return status
         self.journal.defer_sync()      # durable off the loop: _flush

@@ -67,3 +67,10 @@ class ShoeDriver(ABC):
     def lights(self, state: str, now: float) -> bytes:
         """Bytes that set the dealer lights; b'' when the shoe has none."""
         return b""
+
+    def standby(self) -> bool:
+        """Before the port opens, for a daemon whose journal cannot be written yet: keep the link
+        for the lights only, acknowledging and reporting no event, so that the shoe keeps them for
+        the real start to fetch. True if this driver can (its shoe keeps what is not acknowledged);
+        a driver that cannot (a shoe that sends each card once) is not started in standby."""
+        return False

@@ -110,6 +110,7 @@ class ProtocolDriver(ShoeDriver):
         super().__init__(settings)
         timeout = getattr(self.settings, "link_timeout", None)
         self.conn = HostConnection(resume=resume, link_timeout=timeout)
+        self._standby = False
 
     def resume(self, recent_events: Sequence[Event]) -> None:
         """Continue the shoe session the journal remembers (before the port opens)."""
@@ -135,7 +136,16 @@ class ProtocolDriver(ShoeDriver):
     def lights(self, state, now):
         return self.conn.set_lights(LIGHTS[state], now)
 
+    def standby(self) -> bool:
+        # The shoe keeps what is not acknowledged (PROTOCOL.md 9.2): the next session fetches it.
+        self._standby = True
+        self.conn.withhold_acks()
+        return True
+
     def _drain(self, now: float) -> tuple[list[Event], bytes]:
+        if self._standby:
+            self.conn.events()          # neither stored nor acknowledged: fetched again later
+            return [], self.conn.tick(now)
         events = []
         for item in self.conn.events():
             event = self._convert(item, now)

@@ -13,6 +13,7 @@ import time
 import httpx
 import pytest
 
+from firmware_protocol.messages import CardDrawn, Lights
 from shoe_daemon import service
 from tests.api.harness import Stack
 
@@ -56,7 +57,15 @@ def test_start_is_held_until_the_journal_can_be_written_then_resumes(tmp_path, c
             launch(stack)
             message = wait_log(caplog, f"journal unavailable ({trouble})")
             assert "dealing held" in message and "retrying" in message
+            # The shoe's stop light is lit over a link that acknowledges nothing: the cards dealt
+            # meanwhile stay in the shoe's ring, for the real start to fetch.
+            conn = stack.shoe.simulator.conn
+            stack.wait(lambda: conn.lights == Lights.ERROR_STOP, 10, "the shoe's stop light while held")
+            stack.shoe.inject(CardDrawn("9H", stack.counter + 1, 100), CardDrawn("2C", stack.counter + 2, 100))
+            stack.counter += 2
+            stack.wait(lambda: conn.unacked >= 2, 10, "the held cards sent, unacknowledged")
             time.sleep(0.5)
+            assert conn.unacked >= 2 and conn.lights == Lights.ERROR_STOP
             assert stack.rc is None and api_down(stack)   # nothing started, no crash, no exit
             assert "Traceback" not in caplog.text
             if trouble == "read_only":
@@ -69,9 +78,10 @@ def test_start_is_held_until_the_journal_can_be_written_then_resumes(tmp_path, c
             active = stack.get("/alerts", params={"state": "active"}).json()["active"]
             held = [a for a in active if a["evidence"].get("code") == "journal_unavailable"]
             assert held and held[0]["evidence"]["cause"] == trouble and held[0]["severity"] == "warning", active
-            stack.deal("9H", "2C", "KS", "3D")
+            stack.deal("KS", "3D")        # after the two dealt while held, fetched at the start
             coups = stack.get("/coups").json()["coups"]
             assert coups and coups[-1]["winner"] == "punto"
+            assert (coups[-1]["punto"], coups[-1]["banco"]) == (["9H", "KS"], ["2C", "3D"]), coups[-1]
             if trouble == "disk_full":            # full again while running: not ready, and why
                 filler = fill(fs)
                 r = stack.get("/readyz")

@@ -385,3 +385,45 @@ def test_lossy_line_delivers_every_card_once_in_order(seed, drop, corrupt, first
     assert set(delivered) <= set(sent)  # never a false card
     assert delivered == sent
     assert not h.of(EventsLost)
+
+
+def test_a_host_withholding_acks_keeps_the_link_and_the_shoe_keeps_every_event_for_the_next_session():
+    """PROTOCOL.md 9.2: a host that cannot store events lights the stop and acknowledges nothing past
+    the point its session started from; a later session fetches every event dealt meanwhile."""
+    from firmware_protocol.connection import HostConnection, ShoeConnection
+    from firmware_protocol.messages import CardDrawn, Lights
+
+    t = 0.0
+    shoe = ShoeConnection(now=t, boot_id=7)
+    held = HostConnection()
+    held.withhold_acks()
+    held.connection_made(t)
+    held.set_lights(Lights.ERROR_STOP, t)
+    shoe.receive_data(held.tick(t), t)
+    held.receive_data(shoe.send_hello(t), t)
+    for i in range(5):
+        t += 0.3
+        held.receive_data(shoe.send(CardDrawn("9H", i + 1, 100), t), t)
+        held.events()
+        shoe.receive_data(held.tick(t), t)
+    for _ in range(8):               # keep-alives go on: the link stays up, still no ACK past the start
+        t += 0.5
+        held.receive_data(shoe.tick(t), t)
+        shoe.receive_data(held.tick(t), t)
+    assert shoe.lights is Lights.ERROR_STOP
+    assert held.state.name == "UP" and held.last_seq == shoe.last_seq
+    assert shoe.unacked == 5 and shoe.last_acked == 0
+
+    # The next session (the journal writable again) fetches the five cards.
+    fresh = HostConnection()
+    fresh.connection_made(t)
+    shoe.receive_data(fresh.tick(t), t)
+    fresh.receive_data(shoe.send_hello(t), t)
+    got = []
+    for _ in range(20):
+        t += 0.1
+        shoe.receive_data(fresh.tick(t), t)
+        fresh.receive_data(shoe.tick(t), t)
+        got += [e for e in fresh.events() if isinstance(e, CardDrawn)]
+    assert [e.counter for e in got] == [1, 2, 3, 4, 5]
+    assert shoe.unacked == 0
