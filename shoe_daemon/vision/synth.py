@@ -83,6 +83,9 @@ CONDITIONS: dict[str, Condition] = {
     # No face-up card: for false cards. Backs, chips and hands on a nominal felt.
     "empty": Condition("empty", empty=True, chips=(2, 10), others=(1, 4), backs_p=1.0, hand_p=0.5),
 }  # fmt: skip
+# The same, through the table-stress camera (blurred backs lose their pattern).
+CONDITIONS["table-empty"] = replace(CONDITIONS["table-stress"], name="table-empty", empty=True, others=(1, 4),
+                                    backs_p=1.0, hand_p=0.5, touch_p=0.0)  # fmt: skip
 
 
 # Base felt colours (BGR ranges): casino felts are green, red or blue.
