@@ -88,3 +88,49 @@ def test_table_stress_frames_hold_every_condition(generator):
     for want in ("felt green", "felt red", "felt blue", "motion blur", "defocus", "width < 85 px",
                  "glare on an index", "hand over a corner", "touching another card", "overlapped by another card"):
         assert want in tags, f"no card {want} in 24 table-stress frames"
+
+
+def test_touching_and_overlapping_cards_are_found_apart(generator):
+    """Cards pushed against each other (or 0-15 % over) make one white region; each card is
+    recovered from its visible corners (``detect.corner_cards``): 3 of 16 were found without."""
+    from shoe_daemon.vision import detect
+    from shoe_daemon.vision.synth import CONDITIONS, with_overrides
+
+    gen = generator(with_overrides(CONDITIONS["table-stress"], touch_p=1.0, overlap=(0.0, 0.15)), seed=41)
+    n = found = 0
+    for i in range(20):
+        f = gen.frame(i)
+        cands, _ = detect.find_cards(f.image)
+        for c in f.face_up:
+            if c.touching:
+                n += 1
+                w = float(np.linalg.norm(c.quad[1] - c.quad[0]))
+                found += any(np.linalg.norm(q.quad.mean(axis=0) - c.centre) < 0.3 * w for q in cands)
+    assert n >= 12
+    assert found >= 0.85 * n, f"{found} of {n} touching cards found"
+
+
+def test_corner_card_needs_a_seen_corner_and_white(generator):
+    """A region with no card corner (a chip's disc, a cuff's band of other proportions) gives no card."""
+    import cv2
+
+    from shoe_daemon.vision.detect import corner_cards
+
+    mask = np.zeros((400, 600), np.uint8)
+    cv2.circle(mask, (150, 200), 90, 1, -1)                     # a disc: no corner at all
+    cv2.rectangle(mask, (330, 60), (560, 100), 1, -1)          # a band 230 x 40: too thin for 80-px cards
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    for c in contours:
+        assert corner_cards(c, mask, 80.0, 600, 400) == []
+    # Two 80 x 112 cards, one over the other's corner: both come back, each with its own corners.
+    mask[:] = 0
+    a = np.array([[100, 100], [180, 100], [180, 212], [100, 212]], np.int32)
+    b = a + [60, 70]
+    cv2.fillConvexPoly(mask, a, 1)
+    cv2.fillConvexPoly(mask, b, 1)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    got = corner_cards(contours[0], mask, 80.0, 600, 400)
+    centres = sorted(tuple(np.round(q.quad.mean(axis=0)).astype(int)) for q in got)
+    assert len(got) == 2, centres
+    for want in (a.mean(axis=0), b.mean(axis=0)):
+        assert min(np.linalg.norm(np.array(c) - want) for c in centres) < 6, (centres, want)
