@@ -169,26 +169,32 @@ def run_condition(key, cond_name, deck, model, frames, decks, backs, models, see
     t = Tally()
     for i in range(frames):
         f = gen.frame(i)
-        result = rec.recognize(f.image, zones=parse_zones(f.zones))
+        zones = parse_zones(f.zones)
+        c0 = time.process_time()
+        result = rec.recognize(f.image, zones=zones)
+        cpu = (time.process_time() - c0) * 1000
         score_frame(f, result, t)
         if by_condition is not None:
-            tally_conditions(f, result, by_condition)
+            tally_conditions(f, result, by_condition, cpu)
     return t
 
 
-def tally_conditions(frame, result, out: dict) -> None:
-    """Per stress condition (felt, blur, size, glare, hand, touching...): found, exact, withheld, wrong, ms."""
+def tally_conditions(frame, result, out: dict, cpu_ms: float) -> None:
+    """Per stress condition (felt, blur, size, glare, hand, touching...): found, exact, withheld, wrong,
+    and the frame's time (wall, and CPU of the process: what the frame costs however loaded the machine)."""
     from shoe_daemon.vision.evaluate import match
 
     pairs, _ = match(frame, result)
     seen = set()
     for c, best in pairs:
         for tag in frame.tags(c):
-            row = out.setdefault(tag, {"cards": 0, "found": 0, "exact": 0, "withheld": 0, "wrong": 0, "ms": []})
+            row = out.setdefault(tag, {"cards": 0, "found": 0, "exact": 0, "withheld": 0, "wrong": 0, "ms": [],
+                                       "cpu": []})  # fmt: skip
             row["cards"] += 1
             if tag not in seen:
                 seen.add(tag)
                 row["ms"].append(result.elapsed_ms)
+                row["cpu"].append(cpu_ms)
             if best is None:
                 continue
             r = result.cards[best]
@@ -203,14 +209,15 @@ def tally_conditions(frame, result, out: dict) -> None:
 
 def condition_rows(by_condition: dict) -> list[str]:
     """The Markdown table of :func:`tally_conditions`'s counts."""
-    lines = ["| condition | cards | found | exact card | withheld | wrong | frames | ms p95 |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = ["| condition | cards | found | exact card | withheld | wrong | frames | ms p95 | CPU ms p95 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for tag in sorted(by_condition):
         r = by_condition[tag]
         n = r["cards"]
         p95 = f"{np.percentile(r['ms'], 95):.0f}" if r["ms"] else "-"
+        cpu = f"{np.percentile(r['cpu'], 95):.0f}" if r.get("cpu") else "-"
         lines.append(f"| {tag} | {n} | {_pct(r['found'], n)} | {_pct(r['exact'], n)} | {_pct(r['withheld'], n)} | "
-                     f"{_pct(r['wrong'], n)} | {len(r['ms'])} | {p95} |")  # fmt: skip
+                     f"{_pct(r['wrong'], n)} | {len(r['ms'])} | {p95} | {cpu} |")  # fmt: skip
     return lines
 
 
@@ -379,14 +386,16 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
                 for tag, r in by.items():
                     row = pooled.setdefault(tag, {"cards": 0, "found": 0, "exact": 0, "withheld": 0, "wrong": 0,
                                                   "ms": []})  # fmt: skip
-                    for k in ("cards", "found", "exact", "withheld", "wrong", "ms"):
-                        row[k] += r[k]
+                    for k in ("cards", "found", "exact", "withheld", "wrong", "ms", "cpu"):
+                        row[k] = row.get(k, []) + r.get(k, []) if k in ("ms", "cpu") else row[k] + r[k]
         if pooled:
             add(f"### Table stress by condition, {what}")
             add("")
             add("Every `table-stress` run of the table above pooled, a card counted under each condition it is "
                 "seen under (a frame's felt, blur and JPEG; a card's width, glare on its index, a hand over it, "
-                "another card touching or overlapping it). *ms p95*: of the frames holding such a card.")  # fmt: skip
+                "another card touching or overlapping it). *ms p95*: wall time of `recognize()` on the frames "
+                "holding such a card; *CPU ms p95*: the process's CPU time for them (what a frame costs, "
+                "whatever else the machine runs).")  # fmt: skip
             add("")
             lines.extend(condition_rows(pooled))
             add("")

@@ -329,18 +329,21 @@ def _quad_fill(mask: np.ndarray, quad: np.ndarray) -> float:
     return float(mask[y0:y1, x0:x1][inside > 0].sum()) / n
 
 
-def _perimeter_support(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
-    """Share of the quadrilateral's perimeter that has region outline within ``tol``."""
+def _perimeter_support(quad: np.ndarray, dist: np.ndarray, off: np.ndarray, tol: float) -> float:
+    """Share of the quadrilateral's perimeter within ``tol`` of the region's outline.
+
+    ``dist`` is the distance to the outline on the region's box (origin ``off``).
+    """
     samples = []
     for i in range(4):
         p, q = quad[i], quad[(i + 1) % 4]
         k = max(4, int(np.linalg.norm(q - p) / 3))
         samples.append(p + (q - p) * (np.arange(k)[:, None] + 0.5) / k)
-    s = np.concatenate(samples)
-    near = np.zeros(len(s), bool)
-    for start in range(0, len(pts), 256):      # pairwise distances in chunks (outline x samples)
-        d = np.linalg.norm(s[:, None, :] - pts[None, start:start + 256, :], axis=2)
-        near |= d.min(axis=1) <= tol
+    xy = np.round(np.concatenate(samples) - off).astype(np.int32)
+    hh, ww = dist.shape
+    ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < ww) & (xy[:, 1] < hh)
+    near = np.zeros(len(xy), bool)
+    near[ok] = dist[xy[ok, 1], xy[ok, 0]] <= tol
     return float(near.mean())
 
 
@@ -359,6 +362,12 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
     # The region with its holes filled: a card's pips and picture are not white, but are card.
     mask = np.zeros_like(mask)
     cv2.drawContours(mask, [c], -1, 1, -1)
+    # Distance to the region's outline, on its box (a card hypothesis reaches a little beyond).
+    x, y, bw, bh = cv2.boundingRect(c)
+    off = np.array([x - 8, y - 8], np.float64)
+    outline = np.full((bh + 16, bw + 16), 255, np.uint8)
+    cv2.drawContours(outline, [c], -1, 0, 1, offset=(8 - x, 8 - y))
+    dist = cv2.distanceTransform(outline, cv2.DIST_L2, 3)
     poly = cv2.approxPolyDP(c, max(2.0, 0.05 * short), True).reshape(-1, 2).astype(np.float64)
     n = len(poly)
     if n < 4 or n > 48:
@@ -400,7 +409,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
                 if any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
                        > 0.1 * short for b in bends):  # fmt: skip
                     continue
-                support = _perimeter_support(quad, pts, tol)
+                support = _perimeter_support(quad, dist, off, tol)
                 if support < CORNER_MIN_SUPPORT:
                     continue
                 # Its corners where the outline bends: a card's own corners are seen, a
