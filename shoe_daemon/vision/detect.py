@@ -404,18 +404,16 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
                 if min(l1, l2) < 0.35 * min(s1, s2) or l1 > 1.25 * s1 and l2 > 1.25 * s2:
                     continue
                 quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
-                if _quad_fill(mask, quad) < CORNER_MIN_FILL:
+                # Its corners where the outline bends: a card's own corners are seen, a
+                # quadrilateral straddling two cards has its corners in the middle of sides.
+                seen = int(sum(np.min(np.linalg.norm(poly - q, axis=1)) < 0.15 * short for q in quad))
+                if seen < 2 or _quad_fill(mask, quad) < CORNER_MIN_FILL:
                     continue
                 if any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
                        > 0.1 * short for b in bends):  # fmt: skip
                     continue
                 support = _perimeter_support(quad, dist, off, tol)
-                if support < CORNER_MIN_SUPPORT:
-                    continue
-                # Its corners where the outline bends: a card's own corners are seen, a
-                # quadrilateral straddling two cards has its corners in the middle of sides.
-                seen = int(sum(np.min(np.linalg.norm(poly - q, axis=1)) < 0.15 * short for q in quad))
-                if seen >= 2:
+                if support >= CORNER_MIN_SUPPORT:
                     hyps.append((seen, support, quad))
     hyps.sort(key=lambda x: (-x[0], -x[1]))
     out: list[Candidate] = []
