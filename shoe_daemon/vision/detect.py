@@ -454,6 +454,37 @@ def card_size(found: list[Candidate]) -> float | None:
     return float(np.median([x for x in sizes if x <= 1.2 * sizes[0]]))
 
 
+DIM_FACTOR = 0.55          # the second, lower threshold for cards in the dim part of the frame
+
+
+def _dim_cards(white: np.ndarray, thr: float, found: list[Candidate], w: int, h: int, min_area: float,
+               max_area: float) -> list[Candidate]:  # fmt: skip
+    """Cards the light falls off on: below the frame's threshold, still far whiter than the felt.
+
+    The threshold is global, and a camera's light may fall off by half across the table: a card
+    in the dim part is then as white as the threshold or less, and breaks into specks. A second
+    pass at a lower threshold (coloured felt has next to no whiteness at all) takes the clean
+    card-shaped regions it finds where no card was found; nothing else (no splitting).
+    """
+    low = DIM_FACTOR * thr
+    if low < 20:
+        return []
+    mask = cv2.threshold(white, low, 1, cv2.THRESH_BINARY)[1]
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    out = []
+    for c in contours:
+        area = cv2.contourArea(c)
+        if area < min_area or area > max_area:
+            continue
+        (cx, cy), _, _ = cv2.minAreaRect(c)
+        if any(cv2.pointPolygonTest(o.quad.reshape(-1, 1, 2), (float(cx), float(cy)), False) >= 0 for o in found):
+            continue
+        cand, _, _ = _check(c, area, w, h)
+        if cand is not None:
+            out.append(cand)
+    return out
+
+
 def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
     h, w = frame.shape[:2]
@@ -489,6 +520,7 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
                 continue
         rejected.append((shape, why))
         merged.append((c, len(rejected) - 1))
+    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area))
     short = card_size(found)
     # Regions still unexplained: cards touching, overlapping or cut by a hand, found from their
     # visible corners at the size of the frame's other cards.
