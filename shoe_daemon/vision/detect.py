@@ -10,6 +10,9 @@ fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropp
 card-sized region that fails is looked at again: at a stricter threshold (a light hand or a cuff
 bridging two cards is less white than card stock), then by its convex hull (a hand cutting
 through a court card's white border into its picture); a quadrilateral inside another is dropped.
+A second pass at a lower threshold finds cards where the light falls off. Regions still
+unexplained (cards touching or overlapping, a card cut by a hand) give cards from their visible
+right-angled corners at the frame's card size (:func:`corner_cards`).
 """
 
 from __future__ import annotations
