@@ -473,11 +473,16 @@ def _dim_cards(white: np.ndarray, thr: float, found: list[Candidate], w: int, h:
     if low < 20:
         return []
     mask = cv2.threshold(white, low, 1, cv2.THRESH_BINARY)[1]
+    bright = white > thr
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     out = []
     for c in contours:
         area = cv2.contourArea(c)
         if area < min_area or area > max_area:
+            continue
+        # Mostly white at the frame's threshold already: the first pass judged it.
+        x, y, bw, bh = cv2.boundingRect(c)
+        if np.count_nonzero(bright[y:y + bh, x:x + bw]) > 0.8 * area:
             continue
         (cx, cy), _, _ = cv2.minAreaRect(c)
         if any(cv2.pointPolygonTest(o.quad.reshape(-1, 1, 2), (float(cx), float(cy)), False) >= 0 for o in found):
