@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shoe_daemon.game.cards import RANK_VALUES
 from shoe_daemon.vision.evaluate import Tally, score_frame
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,9 @@ for _d in DESIGNS:
     RUNS.append((f"en-nominal-{_d}", f"enrolled, nominal: {_d}", "nominal", _d, "enrolled", 120))
 for _d in DESIGNS:
     RUNS.append((f"en-stress-{_d}", f"enrolled, table stress: {_d}", "table-stress", _d, "enrolled", 80))
+# Last, so that the runs above keep their seeds (SEED + run number).
+RUNS.append(("empty-stress", "no face-up card, table-stress camera and felts: held-out backs (kennard), chips, "
+             "hands", "table-empty", "kennard", "shipped", 150))  # fmt: skip
 NOMINAL_KEYS = ("nominal", "nominal-heldout", "nominal-font")
 STRESS_KEYS = ("stress", "stress-font", "small", "hand")
 LATENCY_FRAMES = 150
@@ -149,7 +153,7 @@ def _load(key: str) -> Tally | None:
     return t
 
 
-def run_condition(key, cond_name, deck, model, frames, decks, backs, models, seed) -> Tally:
+def run_condition(key, cond_name, deck, model, frames, decks, backs, models, seed, by_condition=None) -> Tally:
     from shoe_daemon.vision.recognizer import Recognizer
     from shoe_daemon.vision.synth import FrameGenerator
     from shoe_daemon.vision.zones import parse_zones
@@ -166,9 +170,56 @@ def run_condition(key, cond_name, deck, model, frames, decks, backs, models, see
     t = Tally()
     for i in range(frames):
         f = gen.frame(i)
-        result = rec.recognize(f.image, zones=parse_zones(f.zones))
+        zones = parse_zones(f.zones)
+        c0 = time.process_time()
+        result = rec.recognize(f.image, zones=zones)
+        cpu = (time.process_time() - c0) * 1000
         score_frame(f, result, t)
+        if by_condition is not None:
+            tally_conditions(f, result, by_condition, cpu)
     return t
+
+
+def tally_conditions(frame, result, out: dict, cpu_ms: float) -> None:
+    """Per stress condition (felt, blur, size, glare, hand, touching...): found, exact, withheld, wrong,
+    and the frame's time (wall, and CPU of the process: what the frame costs however loaded the machine)."""
+    from shoe_daemon.vision.evaluate import match
+
+    pairs, _ = match(frame, result)
+    seen = set()
+    for c, best in pairs:
+        for tag in frame.tags(c):
+            row = out.setdefault(tag, {"cards": 0, "found": 0, "exact": 0, "withheld": 0, "wrong": 0, "ms": [],
+                                       "cpu": []})  # fmt: skip
+            row["cards"] += 1
+            if tag not in seen:
+                seen.add(tag)
+                row["ms"].append(result.elapsed_ms)
+                row["cpu"].append(cpu_ms)
+            if best is None:
+                continue
+            r = result.cards[best]
+            row["found"] += 1
+            if r.card == c.code:
+                row["exact"] += 1
+            elif r.card is not None or (r.value is not None and r.value != RANK_VALUES[c.code[0]]):
+                row["wrong"] += 1
+            else:
+                row["withheld"] += 1
+
+
+def condition_rows(by_condition: dict) -> list[str]:
+    """The Markdown table of :func:`tally_conditions`'s counts."""
+    lines = ["| condition | cards | found | exact card | withheld | wrong | frames | ms p95 | CPU ms p95 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for tag in sorted(by_condition):
+        r = by_condition[tag]
+        n = r["cards"]
+        p95 = f"{np.percentile(r['ms'], 95):.0f}" if r["ms"] else "-"
+        cpu = f"{np.percentile(r['cpu'], 95):.0f}" if r.get("cpu") else "-"
+        lines.append(f"| {tag} | {n} | {_pct(r['found'], n)} | {_pct(r['exact'], n)} | {_pct(r['withheld'], n)} | "
+                     f"{_pct(r['wrong'], n)} | {len(r['ms'])} | {p95} | {cpu} |")  # fmt: skip
+    return lines
 
 
 def latency(decks, backs, models, seed, n, deck="cardsjs", model_path=None) -> dict:
@@ -219,7 +270,7 @@ def _ms(t: Tally) -> str:
     return f"{q[0]:.0f} / {q[1]:.0f}"
 
 
-def render_report(results, lats, info, elapsed, argv, heading="## Benchmark") -> str:
+def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", conditions=None) -> str:
     from shoe_daemon.vision.synth import CONDITIONS
 
     lines = []
@@ -297,12 +348,14 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark") ->
             at_least(key, "exact card read", t.card_ok, t.cards, 0.99)
         else:
             at_least(key, "found", t.cards - t.not_found, t.cards, 0.60)
-    if "empty" in results:
-        t = results["empty"]
-        add(f"| empty | no false card | {t.false_cards} false cards in {t.frames} frames | "
-            f"{'yes' if t.false_cards == 0 else '**no**'} |")  # fmt: skip
-    all_false = sum(t.false_cards for k, t in results.items() if k != "empty")
-    all_frames = sum(t.frames for k, t in results.items() if k != "empty")
+    empties = ("empty", "empty-stress")
+    for key in empties:
+        if key in results:
+            t = results[key]
+            add(f"| {key} | no false card | {t.false_cards} false cards in {t.frames} frames | "
+                f"{'yes' if t.false_cards == 0 else '**no**'} |")  # fmt: skip
+    all_false = sum(t.false_cards for k, t in results.items() if k not in empties)
+    all_frames = sum(t.frames for k, t in results.items() if k not in empties)
     add(f"| all other runs | no false card | {all_false} false cards in {all_frames} frames | "
         f"{'yes' if all_false == 0 else '**no**'} |")  # fmt: skip
     for la in lats:
@@ -327,6 +380,26 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark") ->
     add("Per-condition median time per frame (same process, during the accuracy runs): " + ", ".join(
         f"{k} {statistics.median(t.ms):.1f} ms" for k, t in results.items() if t.ms) + ".")  # fmt: skip
     add("")
+    for prefix, what in (("zs-", "zero-shot"), ("en-", "enrolled")):
+        pooled: dict = {}
+        for key, by in (conditions or {}).items():
+            if key.startswith(prefix):
+                for tag, r in by.items():
+                    row = pooled.setdefault(tag, {"cards": 0, "found": 0, "exact": 0, "withheld": 0, "wrong": 0,
+                                                  "ms": []})  # fmt: skip
+                    for k in ("cards", "found", "exact", "withheld", "wrong", "ms", "cpu"):
+                        row[k] = row.get(k, []) + r.get(k, []) if k in ("ms", "cpu") else row[k] + r[k]
+        if pooled:
+            add(f"### Table stress by condition, {what}")
+            add("")
+            add("Every `table-stress` run of the table above pooled, a card counted under each condition it is "
+                "seen under (a frame's felt, blur and JPEG; a card's width, glare on its index, a hand over it, "
+                "another card touching or overlapping it). *ms p95*: wall time of `recognize()` on the frames "
+                "holding such a card; *CPU ms p95*: the process's CPU time for them (what a frame costs, "
+                "whatever else the machine runs).")  # fmt: skip
+            add("")
+            lines.extend(condition_rows(pooled))
+            add("")
     add("### Calibration")
     add("")
     add("Confidence against the observed rate of being right, all runs pooled (`ok`: the card; "
@@ -438,12 +511,16 @@ def main(argv: list[str] | None = None) -> int:
     scale = args.scale if args.scale is not None else (0.1 if args.quick else 1.0)
     t_start = time.time()
     results: dict[str, Tally] = {}
+    conditions: dict[str, dict] = {}     # table-stress runs: counts per stress condition
     lats = []
     if args.saved:
         for key, *_ in RUNS:
             t = _load(key)
             if t is not None:
                 results[key] = t
+                p = _store() / f"conditions-{key}.json"
+                if p.exists():
+                    conditions[key] = json.loads(p.read_text())
         for name in ("latency-shipped", "latency-enrolled"):
             p = _store() / f"{name}.json"
             if p.exists():
@@ -459,10 +536,15 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             count = max(5, int(frames * scale))
             t0 = time.time()
-            t = run_condition(key, cond, deck, model, count, decks, backs, models, SEED + n)
+            by_condition = {} if cond == "table-stress" else None
+            t = run_condition(key, cond, deck, model, count, decks, backs, models, SEED + n, by_condition)
             results[key] = t
+            if by_condition is not None:
+                conditions[key] = by_condition
             if not args.quick:
                 _save(key, t)
+                if by_condition is not None:
+                    (_store() / f"conditions-{key}.json").write_text(json.dumps(by_condition))
             q = np.percentile(t.ms, [50, 95])
             print(f"{key:28s} {t.frames:4d} frames {t.cards:5d} cards: card {t.card_ok}/{t.card_wrong}/{t.card_none} "
                   f"value {t.value_ok}/{t.value_wrong}/{t.value_none} not found {t.not_found} false {t.false_cards} "
@@ -482,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"(load {lat['load'][0]:.2f} -> {lat['load'][1]:.2f})", flush=True)  # fmt: skip
     info = {"date": _dt.date.today().isoformat(), "machine": f"{platform.machine()} {platform.system()}, "
             f"Python {platform.python_version()}", "cpus": os.cpu_count(), "models": _model_info(_models())}  # fmt: skip
-    report = render_report(results, lats, info, time.time() - t_start, argv, args.heading)
+    report = render_report(results, lats, info, time.time() - t_start, argv, args.heading, conditions)
     if args.report:
         write_report(args.report, report)
         print(f"wrote {args.report}")

@@ -10,6 +10,9 @@ fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropp
 card-sized region that fails is looked at again: at a stricter threshold (a light hand or a cuff
 bridging two cards is less white than card stock), then by its convex hull (a hand cutting
 through a court card's white border into its picture); a quadrilateral inside another is dropped.
+A second pass at a lower threshold finds cards where the light falls off. Regions still
+unexplained (cards touching or overlapping, a card cut by a hand) give cards from their visible
+right-angled corners at the frame's card size (:func:`corner_cards`).
 """
 
 from __future__ import annotations
@@ -306,6 +309,190 @@ def _hull_card(frame: np.ndarray, c: np.ndarray, area: float, felt: np.ndarray, 
     return [cand]
 
 
+CARD_RATIO = 1.40          # long side / short side of a card seen from above (88 / 63 mm)
+CORNER_COS = 0.26          # a card corner's sides meet at 75-105 degrees
+CORNER_MIN_FILL = 0.9      # share of a recovered card's quadrilateral that is white
+CORNER_MIN_SUPPORT = 0.5   # share of its outline on the region's outline (two whole sides)
+CORNER_SCALES = (0.8, 0.9, 1.0, 1.12, 1.25)   # card sizes tried, times the frame's typical one
+
+
+def _quad_fill(mask: np.ndarray, quad: np.ndarray) -> float:
+    """Share of the quadrilateral (less a 2-px rim: blur) that is white in ``mask``."""
+    x, y, bw, bh = cv2.boundingRect(np.float32(quad))
+    x0, y0 = max(x, 0), max(y, 0)
+    x1, y1 = min(x + bw, mask.shape[1]), min(y + bh, mask.shape[0])
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return 0.0
+    inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(inside, np.int32(np.round(quad - [x0, y0])), 1)
+    inside = cv2.erode(inside, np.ones((5, 5), np.uint8))
+    n = int(inside.sum())
+    if n == 0:
+        return 0.0
+    return float(mask[y0:y1, x0:x1][inside > 0].sum()) / n
+
+
+def _perimeter_support(quad: np.ndarray, dist: np.ndarray, off: np.ndarray, tol: float) -> float:
+    """Share of the quadrilateral's perimeter within ``tol`` of the region's outline.
+
+    ``dist`` is the distance to the outline on the region's box (origin ``off``).
+    """
+    samples = []
+    for i in range(4):
+        p, q = quad[i], quad[(i + 1) % 4]
+        k = max(4, int(np.linalg.norm(q - p) / 3))
+        samples.append(p + (q - p) * (np.arange(k)[:, None] + 0.5) / k)
+    xy = np.round(np.concatenate(samples) - off).astype(np.int32)
+    hh, ww = dist.shape
+    ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < ww) & (xy[:, 1] < hh)
+    near = np.zeros(len(xy), bool)
+    near[ok] = dist[xy[ok, 1], xy[ok, 0]] <= tol
+    return float(near.mean())
+
+
+def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) -> list[Candidate]:
+    """Cards recovered from the visible corners of a white region that is no card's shape.
+
+    Cards touching or overlapping each other, or a hand or cuff over one, make one white region.
+    Each right-angled corner of its outline whose two sides run straight for a good part of a
+    card's side is the corner of a card of the frame's card size (``short`` px wide): the card's
+    quadrilateral lies along those sides, the short side along one and the long along the other
+    (whichever the sides' lengths allow). It counts when it is white (90 %) and half its outline
+    is the region's (two whole sides); its sides are then refitted to the outline where it runs
+    along them. One card per place: the best supported of hypotheses whose centres are close.
+    """
+    long_ = short * CARD_RATIO
+    # The region with its holes filled: a card's pips and picture are not white, but are card.
+    mask = np.zeros_like(mask)
+    cv2.drawContours(mask, [c], -1, 1, -1)
+    # Distance to the region's outline, on its box (a card hypothesis reaches a little beyond).
+    x, y, bw, bh = cv2.boundingRect(c)
+    off = np.array([x - 8, y - 8], np.float64)
+    outline = np.full((bh + 16, bw + 16), 255, np.uint8)
+    cv2.drawContours(outline, [c], -1, 0, 1, offset=(8 - x, 8 - y))
+    dist = cv2.distanceTransform(outline, cv2.DIST_L2, 3)
+    poly = cv2.approxPolyDP(c, max(2.0, 0.05 * short), True).reshape(-1, 2).astype(np.float64)
+    n = len(poly)
+    if n < 4 or n > 48:
+        return []
+    pts = c.reshape(-1, 2).astype(np.float64)
+    if len(pts) > 900:
+        pts = pts[:: len(pts) // 600]
+    tol = max(2.5, 0.04 * short)
+    # Concave bends of the outline are where one card meets another (or a hand): no card's
+    # quadrilateral holds one inside it (the union of two overlapping cards may be card-shaped).
+    d0, d1 = poly - np.roll(poly, 1, axis=0), np.roll(poly, -1, axis=0) - poly
+    turn = d0[:, 0] * d1[:, 1] - d0[:, 1] * d1[:, 0]
+    orient = np.sign(np.sum(poly[:, 0] * np.roll(poly[:, 1], -1) - np.roll(poly[:, 0], -1) * poly[:, 1]))
+    lens = np.linalg.norm(poly - np.roll(poly, 1, axis=0), axis=1) * np.linalg.norm(np.roll(poly, -1, axis=0) - poly, axis=1)
+    bends = poly[turn * orient < -0.1 * np.maximum(lens, 1e-9)]     # turning the other way by > ~6 degrees
+    hyps = []
+    for i in range(n):
+        p, a, b = poly[i], poly[i - 1], poly[(i + 1) % n]
+        e1, e2 = a - p, b - p
+        l1, l2 = float(np.linalg.norm(e1)), float(np.linalg.norm(e2))
+        if min(l1, l2) < 0.35 * short:
+            continue
+        u1, u2 = e1 / l1, e2 / l2
+        if abs(float(u1 @ u2)) > CORNER_COS:
+            continue
+        # A convex corner: the region is on the inside of the angle.
+        probe = np.round(p + (u1 + u2) * 0.15 * short).astype(int)
+        if not (0 <= probe[0] < mask.shape[1] and 0 <= probe[1] < mask.shape[0]) or not mask[probe[1], probe[0]]:
+            continue
+        # Cards differ in size across the frame (perspective): a few sizes about the typical one.
+        # Too small leaves sides off the outline, too large takes in felt.
+        for scale in CORNER_SCALES:
+            for s1, s2 in ((short * scale, long_ * scale), (long_ * scale, short * scale)):
+                if min(l1, l2) < 0.35 * min(s1, s2) or l1 > 1.25 * s1 and l2 > 1.25 * s2:
+                    continue
+                quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
+                # Its corners where the outline bends: a card's own corners are seen, a
+                # quadrilateral straddling two cards has its corners in the middle of sides.
+                seen = int(sum(np.min(np.linalg.norm(poly - q, axis=1)) < 0.15 * short for q in quad))
+                if seen < 2 or _quad_fill(mask, quad) < CORNER_MIN_FILL:
+                    continue
+                if any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
+                       > 0.1 * short for b in bends):  # fmt: skip
+                    continue
+                support = _perimeter_support(quad, dist, off, tol)
+                if support >= CORNER_MIN_SUPPORT:
+                    hyps.append((seen, support, quad))
+    hyps.sort(key=lambda x: (-x[0], -x[1]))
+    out: list[Candidate] = []
+    for _seen, support, quad in hyps:
+        # Refit each side to the outline where it runs along it (else keep the hypothesis's side).
+        fitted = _lines_quad([_fit_side(pts, quad[i], quad[(i + 1) % 4], tol) for i in range(4)])
+        if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
+            quad = fitted
+        quad = _order(quad)
+        centre = quad.mean(axis=0)
+        if any(np.linalg.norm(o.quad.mean(axis=0) - centre) < 0.4 * short for o in out):
+            continue
+        sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+        ratio = (sides[1] + sides[3]) / max(sides[0] + sides[2], 1e-6)
+        if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
+            continue
+        if quad[:, 0].min() < 1 or quad[:, 1].min() < 1 or quad[:, 0].max() > w - 2 or quad[:, 1].max() > h - 2:
+            continue
+        out.append(Candidate(np.float32(quad), _quad_fill(mask, quad), support, ratio))
+    return out
+
+
+def _short_side(quad: np.ndarray) -> float:
+    return float(min(np.linalg.norm(quad[1] - quad[0]), np.linalg.norm(quad[2] - quad[1])))
+
+
+def card_size(found: list[Candidate]) -> float | None:
+    """The frame's card width: the median of the smallest size class of the candidates.
+
+    Two cards lying long side to long side make one white rectangle of a card's proportions
+    (2 x 1.4 widths), 1.4 times a card's size: not the size to go by, so the smallest class
+    (within 1.2x of the smallest candidate) sets it. (Such a pair stays one candidate: the
+    recogniser drops it as too large among three or more cards, else it reads as no card.)
+    """
+    if not found:
+        return None
+    sizes = sorted(_short_side(c.quad) for c in found)
+    return float(np.median([x for x in sizes if x <= 1.2 * sizes[0]]))
+
+
+DIM_FACTOR = 0.55          # the second, lower threshold for cards in the dim part of the frame
+
+
+def _dim_cards(white: np.ndarray, thr: float, found: list[Candidate], w: int, h: int, min_area: float,
+               max_area: float) -> list[Candidate]:  # fmt: skip
+    """Cards the light falls off on: below the frame's threshold, still far whiter than the felt.
+
+    The threshold is global, and a camera's light may fall off by half across the table: a card
+    in the dim part is then as white as the threshold or less, and breaks into specks. A second
+    pass at a lower threshold (coloured felt has next to no whiteness at all) takes the clean
+    card-shaped regions it finds where no card was found; nothing else (no splitting).
+    """
+    low = DIM_FACTOR * thr
+    if low < 20:
+        return []
+    mask = cv2.threshold(white, low, 1, cv2.THRESH_BINARY)[1]
+    bright = white > thr
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    out = []
+    for c in contours:
+        area = cv2.contourArea(c)
+        if area < min_area or area > max_area:
+            continue
+        # Mostly white at the frame's threshold already: the first pass judged it.
+        x, y, bw, bh = cv2.boundingRect(c)
+        if np.count_nonzero(bright[y:y + bh, x:x + bw]) > 0.8 * area:
+            continue
+        (cx, cy), _, _ = cv2.minAreaRect(c)
+        if any(cv2.pointPolygonTest(o.quad.reshape(-1, 1, 2), (float(cx), float(cy)), False) >= 0 for o in found):
+            continue
+        cand, _, _ = _check(c, area, w, h)
+        if cand is not None:
+            out.append(cand)
+    return out
+
+
 def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
     h, w = frame.shape[:2]
@@ -318,6 +505,7 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
     min_area = MIN_CARD_SHORT * MIN_CARD_SHORT * 1.2 * MIN_FILL
     max_area = MAX_CARD_LONG * MAX_CARD_LONG / 1.2
     felt = None
+    merged: list[tuple[np.ndarray, int]] = []    # rejected regions (outline, index in rejected)
     for c in contours:
         area = cv2.contourArea(c)
         if area < min_area or area > max_area * 1.3:
@@ -336,8 +524,25 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
                 inner = _hull_card(frame, c, area, felt, w, h)
             if inner:
                 found.extend(inner)
+                merged.append((c, -1))      # the region may hold more cards than these
                 continue
         rejected.append((shape, why))
+        merged.append((c, len(rejected) - 1))
+    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area))
+    short = card_size(found)
+    # Regions still unexplained: cards touching, overlapping or cut by a hand, found from their
+    # visible corners at the size of the frame's other cards.
+    if short and merged:
+        gone = set()
+        for c, k in merged:
+            if cv2.contourArea(c) < 0.8 * short * short * CARD_RATIO:
+                continue
+            inner = [q for q in corner_cards(c, mask, short, w, h)
+                     if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in found)]
+            if inner:
+                found.extend(inner)
+                gone.add(k)
+        rejected = [r for k, r in enumerate(rejected) if k not in gone]
     # Cards lie side by side, never one inside another: a quadrilateral within a larger one is a
     # part of that card's face (a picture's white), found when its outline was split.
     keep = []

@@ -15,7 +15,8 @@ identity clears a high threshold, ``partial`` (card null, value given) when only
 value does (e.g. a K, Q, J or 10 whose rank glyph is hidden: all four count 0), and
 ``unknown`` otherwise; the confidence is calibrated (empirical probability of being right, fitted
 on held-out synthetic frames). A white quadrilateral with no readable index in either corner
-(a card back, a chip's label, a face hidden by hands) is not reported: no card is ever made up.
+(a card back, a chip's label, a face hidden by hands) is reported only when the face itself shows
+(:mod:`shoe_daemon.vision.presence`), as ``unknown``: no card is ever made up.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second
 MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
 MIN_SIZE_RATIO = 0.6   # and one this much smaller is no card
 NOT_SURE = "not sure it is a face-up card"
+NO_INDEX = "no readable index: "
 # The tallest rank glyph (px of the 224-px rectified card) a court's J/Q/K is believed from: the
 # trained indices are 13-24 px tall; a jumbo index's glyphs are 30-45 (or split into pieces).
 MAX_RANK_H = 28
@@ -297,6 +299,9 @@ class Recognizer:
             if readings:
                 deck_readings.append((np.round(cand.quad, 1).tolist(), readings[k]))
                 res = self._decide_deck(cand, pip, res, readings[k], zones)
+            # No reading at all, but a face lies there: reported, with neither card nor value.
+            if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
+                res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
             if isinstance(res, str):
                 rejected.append((np.round(cand.quad, 1).tolist(), res))
             else:
@@ -308,23 +313,31 @@ class Recognizer:
 
     # ------------------------------------------------------------------ one card
 
-    def _face_unread(self, cand, ink, why: str, zones) -> CardResult | str:
+    def _face_unread(self, cand, ink, why: str, zones, glyphs: bool = True) -> CardResult | str:
         """A face-up card whose index is there but unreadable (blur, glare): ``unknown``, or no card.
 
-        It had a rank-like glyph in both index corners (not confirmed, so not read) and, unlike
-        glare or a blank white thing, solid ink on paper in its inner area: reported as a card, with
-        neither card nor value, so a person knows a card lies there.
+        ``glyphs``: it had a rank-like glyph in both index corners (not confirmed, so not read) and,
+        unlike glare or a blank white thing, solid ink on paper in its inner area. Otherwise (no
+        reading at all) the face itself must show: :func:`presence.face_evidence`. Either way it
+        is reported as a card with neither card nor value, so a person knows a card lies there.
         """
+        from shoe_daemon.vision.presence import MIN_SOLID, face_evidence, pip_ink
+
         inner = ink[int(0.1 * ink.shape[0]): int(0.9 * ink.shape[0]), int(0.1 * ink.shape[1]): int(0.9 * ink.shape[1])]
-        if "rank glyphs in 2 corners" not in why:
-            return why          # one corner only: a card cut by a hand may be misplaced, or no card
         solid = float((inner > 0.4).mean())
         paper = float((inner < 0.2).mean())
-        if solid < FACE_MIN_INK or paper < FACE_MIN_PAPER:
+        if glyphs:
+            # The ink must lie in blobs a pip wide: a back's fine lines, blurred, pass the share.
+            ok = "rank glyphs in 2 corners" in why and solid >= FACE_MIN_INK and paper >= FACE_MIN_PAPER
+            face, measured = ok and pip_ink(inner) >= MIN_SOLID, ""
+        else:   # the face itself: a paper margin, pips or a picture laid out alike both ways up
+            face, measured = face_evidence(ink)
+        if not face:
             return why
         zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
+        why = why.removeprefix(NOT_SURE + " ") + (f"; a face ({measured})" if measured else "")
         return CardResult(None, None, "unknown", 0.0, np.round(cand.quad, 1).tolist(), zone,
-                          "a face-up card, not read: " + why.removeprefix(NOT_SURE + " "))  # fmt: skip
+                          "a face-up card, not read: " + why)  # fmt: skip
 
     def _decide_deck(self, cand, pip, generic: CardResult | str, dr, zones) -> CardResult | str:
         """The enrolled deck's reading of a card, checked against the generic one.
@@ -405,7 +418,7 @@ class Recognizer:
             reds.append(r.red)
         quad = np.round(cand.quad, 1).tolist()
         if not ranks:
-            return "no readable index: " + "; ".join(reasons)
+            return NO_INDEX + "; ".join(reasons)
         zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
         cal = self.models.calibration
         # The centre is independent evidence: pip count or picture.

@@ -54,6 +54,9 @@ class Condition:
     empty: bool = False             # no face-up card at all: felt, chips, backs, hands
     white_sleeves: bool = False     # the dealer's cuff may be white (merges with a card it touches)
     felts: tuple[str, ...] = ("green",)   # felt colours a frame draws from (FELTS)
+    touch_p: float = 0.0            # a box's later cards are pushed against the earlier ones
+    overlap: tuple[float, float] = (0.0, 0.0)   # then overlapping them by this share of a width
+    glare_index_p: float = 0.0      # a glare spot is centred on a face-up card's index corner
 
 
 CONDITIONS: dict[str, Condition] = {
@@ -71,6 +74,7 @@ CONDITIONS: dict[str, Condition] = {
         motion_blur=(5.0, 15.0), motion_p=0.7, defocus=(1.0, 3.0), gain=(0.6, 1.5), gamma=(0.7, 1.5),
         white_balance=0.2, gradient=0.5, glare_p=0.7, glare=(60.0, 200.0), noise=(3.0, 10.0), jpeg=(30, 60),
         hand_p=0.4, chips=(2, 10), others=(1, 3), white_sleeves=True, felts=("green", "red", "blue"),
+        touch_p=0.5, overlap=(0.0, 0.2), glare_index_p=0.5,
     ),
     # Nominal in every respect but the size: the smallest cards the camera may see.
     "small": Condition("small", card_width=(60.0, 100.0)),
@@ -79,6 +83,9 @@ CONDITIONS: dict[str, Condition] = {
     # No face-up card: for false cards. Backs, chips and hands on a nominal felt.
     "empty": Condition("empty", empty=True, chips=(2, 10), others=(1, 4), backs_p=1.0, hand_p=0.5),
 }  # fmt: skip
+# The same, through the table-stress camera (blurred backs lose their pattern).
+CONDITIONS["table-empty"] = replace(CONDITIONS["table-stress"], name="table-empty", empty=True, others=(1, 4),
+                                    backs_p=1.0, hand_p=0.5, touch_p=0.0)  # fmt: skip
 
 
 # Base felt colours (BGR ranges): casino felts are green, red or blue.
@@ -96,6 +103,9 @@ class TrueCard:
     zone: str | None
     occluded_corner: int | None = None   # 0-3 (as in quad) under a hand, if any
     deal: int | None = None          # dealing order of a card in a box (0 = P1, 1 = B1, ...)
+    touching: bool = False           # lies against another card (or on it, or under it)
+    covered: float = 0.0             # share of its width under a card dealt after it
+    glare_index: bool = False        # a glare spot sits on one of its index corners
 
     @property
     def centre(self) -> np.ndarray:
@@ -113,6 +123,24 @@ class SynthFrame:
     @property
     def face_up(self) -> list[TrueCard]:
         return [c for c in self.cards if c.code is not None]
+
+    def tags(self, card: TrueCard) -> list[str]:
+        """The stress conditions one face-up card is seen under (the benchmark's breakdown)."""
+        p = self.params
+        width = float(np.linalg.norm(card.quad[1] - card.quad[0]))
+        out = [f"felt {p.get('felt', 'green')}", "motion blur" if "motion_blur" in p else "defocus",
+               "width < 85 px" if width < 85 else "width >= 85 px"]  # fmt: skip
+        if p.get("jpeg", 100) <= 45:
+            out.append("JPEG q <= 45")
+        if card.glare_index:
+            out.append("glare on an index")
+        if card.occluded_corner is not None:
+            out.append("hand over a corner")
+        if card.covered > 0:
+            out.append("overlapped by another card")
+        elif card.touching:
+            out.append("touching another card")
+        return out
 
 
 def _rot(theta: float) -> np.ndarray:
@@ -147,6 +175,25 @@ def _poly_overlap(a: np.ndarray, b: np.ndarray, margin: float) -> bool:
             if pa.max() + margin < pb.min() or pb.max() + margin < pa.min():
                 return False
     return True
+
+
+def _clear(quad: np.ndarray, others: list[np.ndarray]) -> bool:
+    """In the frame and clear (3 px) of every polygon in ``others``."""
+    if quad[:, 0].min() < 2 or quad[:, 1].min() < 2 or quad[:, 0].max() > FRAME_W - 3 or quad[:, 1].max() > FRAME_H - 3:
+        return False
+    return not any(_poly_overlap(quad, p, 3.0) for p in others)
+
+
+def _covered(lower: np.ndarray, upper: np.ndarray) -> float:
+    """How deep (share of ``lower``'s width) ``upper`` reaches into it; < 0 when they do not overlap."""
+    import cv2
+
+    inter, _ = cv2.intersectConvexConvex(np.float32(lower), np.float32(upper))
+    if inter <= 0:
+        return -1.0
+    width = float(np.linalg.norm(lower[1] - lower[0]))
+    height = float(np.linalg.norm(lower[2] - lower[1]))
+    return float(inter) / max(height, 1.0) / max(width, 1.0)
 
 
 class FrameGenerator:
@@ -216,6 +263,11 @@ class FrameGenerator:
 
         if not cond.empty:
             third = {b: rng.random() < cond.third_p for b in boxes}
+            # Touching and overlapping cards draw from their own stream: the rest of the table
+            # is the same as without them.
+            rng_t = np.random.default_rng([self.seed, index if layout is None else layout, 0x70C4])
+            touch = {b: cond.touch_p > 0 and rng_t.random() < cond.touch_p for b in boxes}
+            box_pos: dict[int, np.ndarray] = {}
             if deal is not None:
                 third = {"punto": len(deal) > 4, "banco": len(deal) > 5}
             slots = []
@@ -233,18 +285,36 @@ class FrameGenerator:
                     base = bc + np.array([0.0, 0.78 * w])
                     theta0 = math.pi / 2
                 code = deal[n] if deal is not None and n < len(deal) else self.codes[int(rng.integers(len(self.codes)))]
+                mine = [(k, c) for k, c in enumerate(cards) if c.zone == name and c.deal is not None]
                 for _ in range(30):
                     pos = base + rng.uniform(-0.05, 0.05, 2) * w
                     theta = theta0 + math.radians(rng.uniform(-cond.rotation, cond.rotation))
                     if rng.random() < 0.5:
                         theta += math.pi          # upside down: same index, other way up
                     quad = card_quad(pos, theta)
+                    if touch[name] and mine:
+                        break
                     if fits(quad, 3.0):
                         break
                 else:
                     continue
-                placed.append(quad)
-                cards.append(TrueCard(code, quad, name, deal=n))
+                card = TrueCard(code, quad, name, deal=n)
+                if touch[name] and mine:
+                    pushed = self._push(pos, theta, [box_pos[k] for k, _ in mine], [c.quad for _, c in mine],
+                                        card_quad, float(rng_t.uniform(*cond.overlap)) * w)  # fmt: skip
+                    others = [q for q in placed if not any(q is c.quad for _, c in mine)]
+                    if pushed is None or not _clear(pushed[1], others):
+                        continue
+                    pos, card.quad = pushed
+                    card.touching = True
+                    for _, c in mine:
+                        share = _covered(c.quad, card.quad)
+                        if share >= 0 or _poly_overlap(c.quad, card.quad, 1.5):
+                            c.touching = True
+                            c.covered = max(c.covered, round(max(share, 0.0), 3))
+                placed.append(card.quad)
+                box_pos[len(cards)] = pos
+                cards.append(card)
         # Extra cards outside the boxes: face up (zone None) or face down.
         n_other = int(rng.integers(cond.others[0], cond.others[1] + 1))
         for _ in range(n_other):
@@ -294,11 +364,42 @@ class FrameGenerator:
             else:
                 hand_at = (None, None)
 
-        img = self._render(rng, rng_cam, cards, chips, hand_at, w)
-        img, jpeg, params = self._camera(rng_cam, img, w)
+        img, felt = self._render(rng, rng_cam, cards, chips, hand_at, w)
+        # Index corners (a little in from the printed top-left and bottom-right): where glare hurts.
+        targets = [(c, c.quad[k] + (c.centre - c.quad[k]) * 0.15) for c in cards if c.code is not None for k in (0, 2)]
+        img, jpeg, params = self._camera(rng_cam, img, w, targets)
+        if "glare_at" in params:
+            gx, gy, sig = params.pop("glare_at")
+            for c, p in targets:
+                if math.hypot(p[0] - gx, p[1] - gy) < sig:
+                    c.glare_index = True
         params.update(card_width=round(w, 1), keystone=round(k, 3), frame_rotation=round(math.degrees(a), 2),
-                      chips=len(chips), hand=hand_at is not None)  # fmt: skip
+                      chips=len(chips), hand=hand_at is not None, felt=felt)  # fmt: skip
         return SynthFrame(img, jpeg, cards, zones, params)
+
+    @staticmethod
+    def _push(pos, theta, mates_pos, mates_quads, card_quad, depth: float):
+        """Slide a card from ``pos`` towards the nearest of its box's cards until it touches one,
+        then ``depth`` px further (overlapping it, on top). None when it cannot be done."""
+        near = min(range(len(mates_pos)), key=lambda k: float(np.linalg.norm(mates_pos[k] - pos)))
+        d = pos - mates_pos[near]
+        dist = float(np.linalg.norm(d))
+        if dist < 1.0:
+            return None
+        d = d / dist
+
+        def clear(s):
+            q = card_quad(pos - d * s, theta)
+            return not any(_poly_overlap(q, m, 0.0) for m in mates_quads)
+
+        if not clear(0.0):
+            return None
+        lo, hi = 0.0, dist
+        for _ in range(18):          # the furthest slide that still leaves them apart: touching
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if clear(mid) else (lo, mid)
+        new = pos - d * (lo + depth)
+        return new, card_quad(new, theta)
 
     def laying(self, codes: list[str], per_card: int = 4, seed: int = 0) -> list[np.ndarray]:
         """Frames of a technician laying ``codes`` one after another on one spot (deck enrolment).
@@ -386,6 +487,9 @@ class FrameGenerator:
         roi[:] = (warped[:, :, :3] * alpha + roi * (1 - alpha)).astype(np.float32)
 
     def _felt(self, rng, width: int, height: int) -> np.ndarray:
+        return self._felt_named(rng, width, height)[0]
+
+    def _felt_named(self, rng, width: int, height: int) -> tuple[np.ndarray, str]:
         import cv2
 
         # A base colour (green unless the condition says otherwise), a low-frequency mottle, a weave.
@@ -397,10 +501,10 @@ class FrameGenerator:
         fine = rng.standard_normal((height, width), dtype=np.float32)
         fine = cv2.GaussianBlur(fine, (0, 0), 0.8)
         canvas = base[None, None, :] * (1 + 0.06 * low[..., None] + 0.05 * fine[..., None])
-        return canvas.astype(np.float32)
+        return canvas.astype(np.float32), name
 
-    def _render(self, rng, rng_cam, cards, chips, hand, w) -> np.ndarray:
-        canvas = self._felt(rng, FRAME_W, FRAME_H)
+    def _render(self, rng, rng_cam, cards, chips, hand, w) -> tuple[np.ndarray, str]:
+        canvas, felt = self._felt_named(rng, FRAME_W, FRAME_H)
         for card in cards:
             if card.code is None:
                 b = int(rng.integers(len(self.backs)))
@@ -411,7 +515,7 @@ class FrameGenerator:
             self._chip(rng, canvas, p, rad)
         if hand is not None:
             self._hand(rng_cam, canvas, hand[0], hand[1], w, [c.quad for c in cards])
-        return canvas
+        return canvas, felt
 
     def _chip(self, rng, canvas, p, rad) -> None:
         import cv2
@@ -487,7 +591,7 @@ class FrameGenerator:
 
     # ------------------------------------------------------------------ camera
 
-    def _camera(self, rng, img: np.ndarray, w: float) -> tuple[np.ndarray, bytes, dict[str, Any]]:
+    def _camera(self, rng, img: np.ndarray, w: float, targets=()) -> tuple[np.ndarray, bytes, dict[str, Any]]:
         import cv2
 
         cond = self.condition
@@ -506,6 +610,9 @@ class FrameGenerator:
             amp = rng.uniform(*cond.glare)
             sig = rng.uniform(0.25, 0.7) * w
             gx, gy = rng.uniform(0, fw), rng.uniform(0, fh)
+            if cond.glare_index_p > 0 and targets and rng.random() < cond.glare_index_p:
+                gx, gy = targets[int(rng.integers(len(targets)))][1] + rng.normal(0, 0.1 * w, 2)
+            params["glare_at"] = (float(gx), float(gy), float(sig))
             blob = np.exp(-(((np.arange(fw) - gx) ** 2)[None, :] + ((np.arange(fh) - gy) ** 2)[:, None])
                           / (2 * sig * sig)).astype(np.float32)  # fmt: skip
             img = img + amp * blob[..., None]

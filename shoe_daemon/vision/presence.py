@@ -1,0 +1,58 @@
+"""Is a found quadrilateral a face-up card, when its index cannot be read?
+
+Small, blurred or glared cards are found (:mod:`shoe_daemon.vision.detect`) far more often than
+their index glyphs can be read. Such a card is still reported, as ``unknown`` (card and value
+null), so a person knows a card lies there; it is never given a card or a value from this test.
+
+What a face shows and nothing else on the felt does, after the card's own white is taken as
+paper (:func:`shoe_daemon.vision.index.ink_map`):
+
+* a paper margin all round, between the edge and the pips (a back's pattern or colour, a hand or
+  a sleeve reaches the edge);
+* solid ink in the inner area in blobs a pip wide (pips, a picture: >= 1.5 % after an opening
+  of 5 px of the 160 x 224 card), on mostly paper (>= 20 %); a back seen through heavy blur is
+  one colour, which its own white balance turns into no ink at all, and a back's fine lines or
+  dots, however dark, do not survive the opening;
+* ink laid out the same way turned half round (every standard face: the pips and the courts'
+  mirrored pictures), which a blot of glare, a chip's label or a hand's shadow is not.
+
+The thresholds were set on frames of the training decks (cardsJS, the font decks) of seeds
+9101-9116 (stress, table-stress, empty), never on the benchmark's seeds or designs.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+MIN_SOLID = 0.015       # share of the inner area that is solid ink (> 0.4) in pip-wide blobs
+OPENING = np.ones((5, 5), np.uint8)
+MIN_PAPER = 0.2         # share of the inner area that is paper (< 0.2)
+MIN_MARGIN = 0.6        # share of the margin band that is paper
+MIN_SYMMETRY = 0.6      # correlation of the inner ink with itself turned half round
+
+
+def pip_ink(inner: np.ndarray) -> float:
+    """Share of an ink map that is solid ink in blobs a pip wide (a back's fine lines are not)."""
+    return float(cv2.morphologyEx((inner > 0.4).astype(np.uint8), cv2.MORPH_OPEN, OPENING).mean())
+
+
+def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
+    """(a face-up card?, the measurements) for a rectified card's ink map (portrait, 0-1)."""
+    h, w = ink.shape
+    inner = ink[int(0.1 * h): int(0.9 * h), int(0.1 * w): int(0.9 * w)]
+    solid = pip_ink(inner)
+    paper = float((inner < 0.2).mean())
+    # The margin band: along the middle half of each side, clear of the index corners.
+    band = np.concatenate([
+        ink[int(0.02 * h): int(0.06 * h), int(0.25 * w): int(0.75 * w)].ravel(),
+        ink[int(0.94 * h): int(0.98 * h), int(0.25 * w): int(0.75 * w)].ravel(),
+        ink[int(0.3 * h): int(0.7 * h), int(0.03 * w): int(0.08 * w)].ravel(),
+        ink[int(0.3 * h): int(0.7 * h), int(0.92 * w): int(0.97 * w)].ravel(),
+    ])  # fmt: skip
+    margin = float((band < 0.2).mean())
+    flat = inner.ravel().astype(np.float64)
+    turned = inner[::-1, ::-1].ravel().astype(np.float64)
+    sym = float(np.corrcoef(flat, turned)[0, 1]) if flat.std() > 1e-6 else 0.0
+    ok = solid >= MIN_SOLID and paper >= MIN_PAPER and margin >= MIN_MARGIN and sym >= MIN_SYMMETRY
+    return ok, f"solid ink {solid:.2f}, paper {paper:.2f}, margin {margin:.2f}, half-turn likeness {sym:.2f}"
