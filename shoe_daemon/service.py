@@ -65,6 +65,7 @@ class Daemon:
         self._deferring = False
         self._unsynced_out: list[Publish] = []
         self._unsynced_results: list[tuple[asyncio.Future, tuple]] = []
+        self._sync_task: asyncio.Future | None = None   # Journal.sync running in a thread
         self._republish: list[Publish] = []   # the replayed tail's messages, for start_mqtt
         self._standby = None                  # the shoe link that lights the stop while a start is held
 
@@ -327,8 +328,13 @@ class Daemon:
         """Make the journal's last commits durable in a thread (an fsync is milliseconds, at times
         hundreds on a busy disk: never on the loop, which answers the API and the broker), then send
         what they made. A disk that fails the fsync holds it all, retried, until it passes."""
-        while self.journal is not None and self.journal.unsynced:
+        while self.journal is not None:
+            task, self._sync_task = self._sync_task, None
             try:
+                if task is not None:
+                    await task                  # started by the append, while the core worked
+                if not self.journal.unsynced:
+                    break
                 await asyncio.to_thread(self.journal.sync)
             except OSError as exc:
                 log.error("journal: cannot sync to disk (%s): nothing is published until it can; retrying", exc)
@@ -338,6 +344,12 @@ class Daemon:
                     continue
                 return    # stopping: shutdown() tries once more
         self._send_synced()
+
+    def _start_sync(self) -> None:
+        """A batch was just committed: make it durable in a thread now, while the core handles it
+        on the loop (the fsync waits on the disk, the core on the CPU); _flush waits for both."""
+        if self._deferring and (self._sync_task is None or self._sync_task.done()):
+            self._sync_task = self._loop.run_in_executor(None, self.journal.sync)
 
     def _send_synced(self) -> None:
         outs, self._unsynced_out = self._unsynced_out, []
@@ -574,6 +586,7 @@ class _TimedJournal:
         seqs = self._daemon.journal.append_many(events)
         if self._daemon.metrics is not None:
             self._daemon.metrics.journaled(events, time.perf_counter() - started)
+        self._daemon._start_sync()
         return seqs
 
 
