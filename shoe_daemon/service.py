@@ -502,7 +502,8 @@ class Daemon:
         if status is not None:
             return status
         self.journal.defer_sync()      # durable off the loop: _flush
-        self._deferring = True
+        # Under synchronous=normal nothing waits for a sync: each message leaves as the core makes it.
+        self._deferring = self.journal.deferred
         self.check_audit()
         self.start_mqtt()
         self.start_source()

@@ -694,6 +694,11 @@ class Journal:
             self._deferred = True
 
     @property
+    def deferred(self) -> bool:
+        """Whether appends are made durable by :meth:`sync` (after :meth:`defer_sync` under full)."""
+        return self._deferred
+
+    @property
     def unsynced(self) -> bool:
         """Whether an append since the last :meth:`sync` may not be on disk yet."""
         return self._unsynced
