@@ -69,7 +69,15 @@ def back_texture(ink: np.ndarray) -> str | None:
     return None
 
 
-def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray | None = None) -> PipReading:
+def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray | None = None,
+              index_boxes: tuple[Blob, ...] = ()) -> PipReading:  # fmt: skip
+    """The centre's pips or picture. ``index_boxes`` (card coordinates) are the index glyphs found
+    in the corners: a jumbo index reaches past the side strips where pips never lie, and is no pip.
+    """
+    if index_boxes:
+        ink = ink.copy()
+        for b in index_boxes:
+            ink[max(b.y - 2, 0): b.y1 + 2, max(b.x - 2, 0): b.x1 + 2] = 0
     region = ink[Y0:Y1, X0:X1]
     binary = (region > 0.4).astype(np.uint8)
     first = _read(binary, card, white)

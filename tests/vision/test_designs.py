@@ -55,3 +55,102 @@ def test_jumbo_courts_give_their_value_never_a_wrong_court(recognizer):
             seen += 1
             assert r.card in (None, t.code) and r.value in (None, 0), (t.code, r.card, r.value, r.reason)
     assert seen >= 6
+
+
+def _corners(card, ink, white, scale):
+    from shoe_daemon.vision import index
+
+    return [index.read_corner(card, ink, white, c, features=False, scale=scale) for c in (0, 2)]
+
+
+def test_a_jumbo_index_is_found_whole_at_the_jumbo_scale():
+    """A jumbo index's strokes are longer than the standard scale's "long line" and its suit lies
+    below the standard region; at the jumbo scale the whole rank glyph and the suit are found."""
+    _require()
+    from shoe_daemon.vision import index
+    from shoe_daemon.vision.cardart import design_faces
+
+    faces = design_faces("kennard-jumbo")
+    for code in ("TH", "AC", "7S", "QD"):
+        ink, card, white = _upright(faces[code])
+        standard = _corners(card, ink, white, 1.0)
+        # Standard: the 10's strokes and the A's height go as lines or too tall, the Q in pieces,
+        # the 7's bar as a line (its stem and suit are found).
+        assert any(r.suit_box is None or r.rank_box.h < 35 or r.rank_box.y > 10 for r in standard), code
+        for r in _corners(card, ink, white, index.JUMBO_SCALE):
+            assert r.rank_box is not None and r.suit_box is not None, (code, r.reason)
+            assert r.rank_box.h >= 38 and r.suit_box.y >= r.rank_box.y1, (code, r.rank_box, r.suit_box)
+
+
+def test_a_pip_beside_a_large_index_is_not_joined_to_its_rank():
+    """Beside a jumbo rank the centre's first pip lies within the glyph's line: it is no "10"."""
+    from shoe_daemon.vision.index import JUMBO_SCALE, Blob, find_index
+
+    nine, pip, suit = Blob(9, 8, 27, 46, 465), Blob(44, 20, 14, 16, 150), Blob(7, 61, 31, 33, 549)
+    rank, found_suit, _ = find_index([nine, pip, suit], 80, 112, scale=JUMBO_SCALE)
+    assert rank == nine and found_suit == suit
+    # The two digits of a jumbo "10" (same top and baseline, close) still join.
+    one, zero = Blob(9, 8, 8, 46, 200), Blob(21, 8, 20, 46, 400)
+    rank, _, _ = find_index([one, zero, suit], 80, 112, scale=JUMBO_SCALE)
+    assert (rank.x, rank.x1) == (9, 41)
+
+
+def test_a_jumbo_index_reaching_among_the_pips_is_no_pip():
+    """The centre is counted without the index's own glyphs (found in the corners)."""
+    _require()
+    from shoe_daemon.vision import index, pips
+    from shoe_daemon.vision.cardart import design_faces
+
+    faces = design_faces("kennard-jumbo")
+    for code in ("9C", "7D", "5H", "3C"):
+        ink, card, white = _upright(faces[code])
+        assert pips.read_pips(ink, card, white).kind == "unclear", code
+        boxes = []
+        for c, r in zip((0, 2), _corners(card, ink, white, index.JUMBO_SCALE), strict=True):
+            for b in (r.rank_box, r.suit_box):
+                boxes.append(b if c == 0 else index.Blob(index.CW - b.x1, index.CH - b.y1, b.w, b.h, b.area))
+        got = pips.read_pips(ink, card, white, tuple(boxes))
+        assert (got.kind, got.count) == ("pips", int(code[0])), (code, got.reason)
+
+
+def _read_frames(recognizer, design, seed, frames, codes=None):
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import FrameGenerator
+    from shoe_daemon.vision.zones import parse_zones
+
+    gen = FrameGenerator(design_faces(design), [design_back(design)], "nominal", seed=seed)
+    out = []
+    for i in range(frames):
+        f = gen.frame(i, codes=codes) if codes else gen.frame(i)
+        res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+        out += [(t.code, match(res, t)) for t in f.face_up]
+    return out
+
+
+def test_a_jumbo_index_deck_is_read_zero_shot(recognizer):
+    """Kennard's jumbo-index deck, never trained on: most cards read exactly, none wrongly."""
+    _require()
+    read = _read_frames(recognizer, "kennard-jumbo", 5150, 5)
+    wrong = [(code, r.card) for code, r in read if r is not None and r.card not in (None, code)]
+    right = sum(r is not None and r.card == code for code, r in read)
+    assert not wrong and right >= 0.7 * len(read), (right, len(read), wrong)
+
+
+def test_four_colour_courts_take_their_suit_from_the_ink_colour(recognizer):
+    """A court has no centre pips: its suit rests on the index pip and the ink's colour. Blue and
+    green ink is a four-colour deck's diamonds and clubs (red/black would say nothing)."""
+    _require()
+    read = _read_frames(recognizer, "kennard-4colour", 5151, 4, codes=["JD", "QC", "KD", "JC", "QD", "KC"])
+    found = [(code, r) for code, r in read if r is not None]
+    assert len(found) >= 12
+    assert all(r.card in (None, code) for code, r in found), [(c, r.card) for c, r in found]
+    assert sum(r.card == code for code, r in found) >= 0.75 * len(found), [(c, r.card, r.reason) for c, r in found]
+
+
+def test_a_peek_index_deck_is_read_zero_shot(recognizer):
+    """The peek-index variant (a small index close to the corner, in a font no model was trained on)."""
+    _require()
+    read = _read_frames(recognizer, "font-peek", 5152, 4)
+    wrong = [(code, r.card) for code, r in read if r is not None and r.card not in (None, code)]
+    right = sum(r is not None and r.card == code for code, r in read)
+    assert not wrong and right >= 0.7 * len(read), (right, len(read), wrong)
