@@ -327,6 +327,8 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
     out = CornerReading(rank_feat, suit_feat, red, rank, suit, reason, clutter=clutter,
                         rank_raster=rank_raster, suit_raster=suit_raster, scale=scale, green=green, blue=blue)
     if extras:
-        out.extra = {"rank_as_suit": glyph_features(_raster(inkp, rank, SUIT_SIZE), rank, 4),
-                     "suit_as_rank": None if suit is None else glyph_features(_raster(inkp, suit, RANK_SIZE), suit, 4)}
+        nr = norm_box(rank, scale)
+        out.extra = {"rank_as_suit": glyph_features(_raster(inkp, rank, SUIT_SIZE), nr, 4),
+                     "suit_as_rank": None if suit is None else glyph_features(
+                         _raster(inkp, suit, RANK_SIZE), norm_box(suit, scale), 4)}  # fmt: skip
     return out

@@ -244,7 +244,7 @@ class Recognizer:
             if back is not None:
                 rejected.append((np.round(cand.quad, 1).tolist(), back))
                 continue
-            corners = [index.read_corner(card, ink, white, c, features=False) for c in (0, 2)]
+            corners = [index.read_corner(card, ink, white, c, features=False, scale=self.index_scale) for c in (0, 2)]
             pip = pips.read_pips(ink, card, white)
             slots = {"rank": [], "suit": [], "pip": []}
             if self.deck is not None:
@@ -285,11 +285,17 @@ class Recognizer:
         h, w = frame_bgr.shape[:2]
         return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
 
+    @property
+    def index_scale(self) -> float:
+        """Where the corners are read first: the enrolled deck's index scale, else the standard."""
+        return self.deck.index_scale if self.deck is not None else 1.0
+
     def _retries(self) -> list[dict]:
         """The second readings of a corner with no whole index, in order (``read_corner`` options)."""
         from shoe_daemon.vision.index import JUMBO_SCALE, PEEK_SCALE
 
-        return [{"faint": True}, {"scale": JUMBO_SCALE}, {"scale": PEEK_SCALE}]
+        first = self.index_scale
+        return [{"faint": True, "scale": first}] + [{"scale": s} for s in (1.0, JUMBO_SCALE, PEEK_SCALE) if s != first]
 
     def _retry(self, per_card, rp, sp, rank_r, rank_b, suit_r, suit_b, add, attempt: dict):
         """One round of second readings (``attempt``) of every corner still without a whole index."""
@@ -319,7 +325,7 @@ class Recognizer:
             first = per_card[k][3]["rank"][c]
             # At the same scale, the two segmentations must read the rank alike (else the first
             # stands); at another scale the first "rank" was a piece of a larger glyph or a speck.
-            if rank_ok and "faint" in attempt and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
+            if rank_ok and again.scale == per_card[k][1][c].scale and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
                 continue
             # A second try is believed only as a whole index, each glyph clearly one.
             if rp[i][13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT:

@@ -154,3 +154,14 @@ def test_a_peek_index_deck_is_read_zero_shot(recognizer):
     wrong = [(code, r.card) for code, r in read if r is not None and r.card not in (None, code)]
     right = sum(r is not None and r.card == code for code, r in read)
     assert not wrong and right >= 0.7 * len(read), (right, len(read), wrong)
+
+
+def test_enrolment_measures_the_deck_index_scale():
+    """The scale the deck's own faces are read best at: the recogniser reads its corners there first."""
+    _require()
+    from shoe_daemon.vision import enroll, index
+    from shoe_daemon.vision.cardart import design_faces
+
+    assert enroll.index_scale(design_faces("kennard-jumbo")) == index.JUMBO_SCALE
+    assert enroll.index_scale(design_faces("kennard")) == 1.0
+    assert enroll.index_scale(design_faces("font-peek")) == index.PEEK_SCALE

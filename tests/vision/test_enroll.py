@@ -86,6 +86,7 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
     assert "validation" in proc.stdout and "nominal" in proc.stdout and "exact card read" in proc.stdout
     data = json.loads(out.read_text())
     assert data["format"] == "deck" and data["info"]["validation"]["nominal"]["cards"] > 0
+    assert data["index_scale"] == 2.0, data["index_scale"]    # a jumbo index: read at the jumbo scale first
     gen = FrameGenerator(jumbo, [_plain_back()], "nominal", seed=4242)
     frames = [gen.frame(i) for i in range(4)]
     paths = []
