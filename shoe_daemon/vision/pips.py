@@ -29,6 +29,7 @@ class PipReading:
     pips: list[Blob] = field(default_factory=list)   # in card coordinates
     centre_ink: float = 0.0
     reason: str = ""
+    index_boxes: tuple = ()          # the index glyphs left out of the count (read_pips)
 
 
 def colourful(card: np.ndarray, white: np.ndarray) -> float:
@@ -81,6 +82,7 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
     region = ink[Y0:Y1, X0:X1]
     binary = (region > 0.4).astype(np.uint8)
     first = _read(binary, card, white)
+    first.index_boxes = index_boxes
     if first.kind != "unclear" or first.reason == "no ink in the centre":
         return first
     # Ink that reaches the card's edge (a hand or a sleeve over a corner, felt along a misfitted
@@ -98,6 +100,7 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
         return first
     binary[from_edge] = 0
     second = _read(binary, card, white)
+    second.index_boxes = index_boxes
     if second.kind == "pips":
         second.reason = "ink from the card's edge set aside"
         return second

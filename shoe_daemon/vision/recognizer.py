@@ -139,6 +139,20 @@ def _suit_q(p: np.ndarray) -> np.ndarray:
     return p[:4] / max(1e-9, 1.0 - p[4])
 
 
+def _large_index_boxes(corners) -> tuple:
+    """The glyph boxes (card coordinates) of the corners read at a scale larger than standard."""
+    from shoe_daemon.vision.index import CH, CW, Blob
+
+    boxes = []
+    for c, r in zip((0, 2), corners, strict=True):
+        if r.scale <= 1.0 or r.suit_box is None:
+            continue
+        for b in (r.rank_box, r.suit_box):
+            # the bottom-right corner is read turned half round: back to card coordinates
+            boxes.append(b if c == 0 else Blob(CW - b.x1, CH - b.y1, b.w, b.h, b.area))
+    return tuple(boxes)
+
+
 def cand_width(quad: np.ndarray) -> float:
     """A card's width (its shorter side) in pixels."""
     q = np.asarray(quad, np.float32)
@@ -245,7 +259,7 @@ class Recognizer:
                 rejected.append((np.round(cand.quad, 1).tolist(), back))
                 continue
             corners = [index.read_corner(card, ink, white, c, features=False, scale=self.index_scale) for c in (0, 2)]
-            pip = pips.read_pips(ink, card, white)
+            pip = pips.read_pips(ink, card, white, _large_index_boxes(corners))
             slots = {"rank": [], "suit": [], "pip": []}
             if self.deck is not None:
                 slots["deck"] = deck_features.features(card, ink, white)
@@ -341,17 +355,10 @@ class Recognizer:
 
         n_s = len(suit_r)
         for k, (cand, corners, pip, slots, (card, ink, white)) in enumerate(per_card):
-            if pip.kind == "pips" or not any(r.scale > 1.0 and r.suit_box is not None for r in corners):
+            boxes = _large_index_boxes(corners)
+            if pip.kind == "pips" or not boxes or pip.index_boxes == boxes:
                 continue
-            boxes = []
-            for c, r in zip((0, 2), corners, strict=True):
-                for b in (r.rank_box, r.suit_box):
-                    if b is None:
-                        continue
-                    if c == 2:      # read turned half round: back to card coordinates
-                        b = index.Blob(index.CW - b.x1, index.CH - b.y1, b.w, b.h, b.area)
-                    boxes.append(b)
-            again = pips.read_pips(ink, card, white, tuple(boxes))
+            again = pips.read_pips(ink, card, white, boxes)
             if again.kind == "unclear":
                 continue
             slots["pip"] = []
