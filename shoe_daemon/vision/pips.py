@@ -19,6 +19,10 @@ X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
 # Pips in the middle column and in the two side columns, by count (French-suited layouts).
 MAX_INTRUSION = 0.12   # share of the pip area that ink from beyond the card's edge may cover
+# A picture in pieces (blurred, or a jumbo-index deck's small one) fills the middle third of the
+# centre with ink at least this much; pips leave it mostly paper (0.15-0.36 on the kennard and
+# kennard-jumbo pip cards, seed 777 frames; pictures 0.49-0.77).
+PICTURE_MIDDLE_INK = 0.45
 LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
 
 
@@ -41,6 +45,19 @@ def colourful(card: np.ndarray, white: np.ndarray) -> float:
     mn = np.minimum(np.minimum(b, g), r)
     sat = mx - mn
     # Red ink, however the light shifts it towards pink or orange: hue within 30 degrees of red.
+    hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
+    red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
+    return float(((sat > 0.25) & ~red).mean())
+
+
+def _colour_share(part: np.ndarray, white: np.ndarray, mask: np.ndarray) -> float:
+    """Share of the ``mask`` pixels of ``part`` in ink that is neither black/grey nor red."""
+    px = part[mask].astype(np.float32) * (1.0 / white)
+    if not len(px):
+        return 0.0
+    b, g, r = px[:, 0], px[:, 1], px[:, 2]
+    mx = np.maximum(np.maximum(b, g), r)
+    sat = mx - np.minimum(np.minimum(b, g), r)
     hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
     red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
     return float(((sat > 0.25) & ~red).mean())
@@ -112,14 +129,20 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
     # The middle third (across and along): pictures fill it, pips leave it mostly paper.
     mid = binary[h // 3: 2 * h // 3, w // 4: 3 * w // 4]
     centre_ink = float(mid.mean())
-    n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     # Blobs centred near the long sides are the index's (or a misfit edge), not pips.
-    blobs = [Blob(int(x) + X0, int(y) + Y0, int(bw), int(bh), int(a)) for x, y, bw, bh, a in stats[1:]
-             if a >= 20 and 0.15 * CW <= x + X0 + bw / 2 <= 0.85 * CW]
+    keep = [i for i, (x, _y, bw, _bh, a) in enumerate(stats[1:], 1) if a >= 20 and 0.15 * CW <= x + X0 + bw / 2 <= 0.85 * CW]
+    blobs = [Blob(int(x) + X0, int(y) + Y0, int(bw), int(bh), int(a)) for x, y, bw, bh, a in stats[keep]]
     if not blobs:
         return PipReading("unclear", centre_ink=centre_ink, reason="no ink in the centre")
-    biggest = max(blobs, key=lambda b: b.area)
+    k_big = int(np.argmax([b.area for b in blobs]))
+    biggest = blobs[k_big]
     colour = colourful(card, white) if card is not None and white is not None else 0.0
+    large = biggest.w > 0.35 * w and biggest.h > 0.25 * h
+    if colour <= 0.08 and large and card is not None and white is not None:
+        # A small picture (a jumbo-index deck's) leaves the middle mostly paper: its own ink,
+        # not the middle's, says whether it is coloured (pips run together are red or black).
+        colour = max(colour, _colour_share(card[Y0:Y1, X0:X1], white, labels == keep[k_big]))
     # Court pictures are printed in several inks (gold, blue...): a large blob in red or black
     # alone is pips run together by blur, not a picture. But pips in a standard layout are pips
     # whatever their ink: a four-colour deck prints diamonds blue and clubs green.
@@ -128,9 +151,14 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
         if counted.kind == "pips":
             counted.reason = f"pips in a colour ink ({colour:.2f})"
             return counted
-        # A picture is one large figure; coloured pips that did not count (a jumbo index
-        # reaching into the centre) are no picture.
-        if biggest.w > 0.35 * w and biggest.h > 0.25 * h:
+        # A picture is one large figure, or (blurred, a small one) pieces spanning as much that
+        # fill the middle third with ink; coloured pips that did not count (a jumbo index
+        # reaching into the centre) are neither: they leave the middle mostly paper.
+        big = [b for b in blobs if b.area >= 0.1 * biggest.area]
+        span = big[0]
+        for b in big[1:]:
+            span = span.union(b)
+        if large or (centre_ink >= PICTURE_MIDDLE_INK and span.w > 0.35 * w and span.h > 0.25 * h):
             return PipReading("picture", centre_ink=centre_ink, reason=f"colour {colour:.2f}")
         return PipReading("unclear", centre_ink=centre_ink, reason=f"colour {colour:.2f} but no picture, no pip layout")
     return _count(binary, blobs, biggest, centre_ink, w, h)
