@@ -23,6 +23,9 @@ MAX_INTRUSION = 0.12   # share of the pip area that ink from beyond the card's e
 # centre with ink at least this much; pips leave it mostly paper (0.15-0.36 on the kennard and
 # kennard-jumbo pip cards, seed 777 frames; pictures 0.49-0.77).
 PICTURE_MIDDLE_INK = 0.45
+# Coloured pips are one ink: a four-colour deck's blue diamonds or green clubs are 1.0 in their
+# hue family; the Kennard courts' gold and blue 0.5-0.8 (seed 779 frames, not the benchmark's).
+ONE_INK = 0.9
 LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
 
 
@@ -48,6 +51,22 @@ def colourful(card: np.ndarray, white: np.ndarray) -> float:
     hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
     red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
     return float(((sat > 0.25) & ~red).mean())
+
+
+def one_ink(part: np.ndarray, white: np.ndarray) -> float:
+    """Share of the coloured (saturated, not red) ink of ``part`` in its main hue family (gold,
+    green or blue): ~1 for a four-colour deck's pips, less for a picture in several inks."""
+    px = part.reshape(-1, 3).astype(np.float32) * (1.0 / white)
+    b, g, r = px[:, 0], px[:, 1], px[:, 2]
+    mx = np.maximum(np.maximum(b, g), r)
+    sat = mx - np.minimum(np.minimum(b, g), r)
+    d = np.maximum(sat, 1e-6)
+    hue = np.where(mx == r, (60 * (g - b) / d) % 360, np.where(mx == g, 60 * (b - r) / d + 120, 60 * (r - g) / d + 240))
+    hue = hue[(sat > 0.25) & (hue >= 30) & (hue < 270)]     # red (and magenta) left out
+    if len(hue) < 20:
+        return 1.0
+    fam = np.bincount(np.digitize(hue, [90, 180]), minlength=3)   # gold, green, blue
+    return float(fam.max() / fam.sum())
 
 
 def _colour_share(part: np.ndarray, white: np.ndarray, mask: np.ndarray) -> float:
@@ -148,7 +167,9 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
     # whatever their ink: a four-colour deck prints diamonds blue and clubs green.
     if colour > 0.08:
         counted = _count(binary, blobs, biggest, centre_ink, w, h)
-        if counted.kind == "pips":
+        # ... in *one* ink: a picture is printed in several (gold and blue), and its pieces may
+        # pass for one or two pips.
+        if counted.kind == "pips" and one_ink(card[Y0:Y1, X0:X1], white) >= ONE_INK:
             counted.reason = f"pips in a colour ink ({colour:.2f})"
             return counted
         # A picture is one large figure, or (blurred, a small one) pieces spanning as much that

@@ -189,3 +189,25 @@ def test_a_small_court_picture_in_pieces_is_a_picture():
     # (Before the rule: 25 of these 32 courts; after: 30. Two more read as one coloured "pip", an
     # ace, which their J/Q/K index then contradicts: no answer.)
     assert kinds["court"].count("picture") >= 0.85 * len(kinds["court"]), kinds
+
+
+def test_a_court_picture_in_several_inks_is_no_coloured_pip():
+    """Pieces of a blurred court picture (gold and blue) may pass for one or two pips; pips in a
+    colour ink are counted only when that ink is one (a four-colour deck's blue or green)."""
+    _require()
+    from shoe_daemon.vision import index, pips
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    as_pips = courts = 0
+    for seed in (5153, 5155):
+        gen = FrameGenerator(design_faces("kennard-jumbo"), [design_back("kennard-jumbo")], "nominal", seed=seed)
+        for i in range(8):
+            f = gen.frame(i, codes=["KD", "JS", "QC", "QS", "KH", "JH"])
+            for t in f.face_up[:6]:
+                card = index.rectify(f.image, np.float32(t.quad))
+                white = index.white_balance(card)
+                courts += 1
+                as_pips += pips.read_pips(index.ink_map(card, white), card, white).kind == "pips"
+    # Before the rule: 9 of these 96 courts counted as pips (their index then vetoed them).
+    assert courts == 96 and as_pips <= 2, (as_pips, courts)
