@@ -61,20 +61,17 @@ def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
     return cv2.subtract(255, mn).astype(np.float32) * np.float32(1.0 / 255.0)
 
 
-def ink_colour(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> tuple[float, float, float]:
-    """Ink-weighted (red, green, blue) dominance against the card's white: each channel less the
-    larger of the other two. Red ink ~(1, -1, -1), black ~(0, 0, 0), a four-colour deck's blue
-    ~(-1, -1, 1) (nan if no ink)."""
+def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
+    """Ink-weighted red against the card's white: ~1 for red ink, ~0 for black, below for blue or
+    green (nan if no ink)."""
     norm = card_part.astype(np.float32) * (1.0 / white)
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    red = r - np.maximum(g, b)
     ink = 1.0 - np.minimum(np.minimum(b, g), r)
     wsum = float((weight * ink).sum())
     if wsum < 1.0:
-        return (float("nan"),) * 3
-    w = weight / wsum
-    return (float((w * (r - np.maximum(g, b))).sum()), float((w * (g - np.maximum(r, b))).sum()),
-            float((w * (b - np.maximum(r, g))).sum()))  # fmt: skip
-
+        return float("nan")
+    return float((weight * red).sum() / wsum)
 
 
 @dataclass
@@ -114,8 +111,6 @@ class CornerReading:
     rank_raster: np.ndarray | None = None
     suit_raster: np.ndarray | None = None
     scale: float = 1.0              # the index scale it was read at (see :func:`roi_size`)
-    green: float = float("nan")     # green and blue dominance of the index ink (see ink_colour)
-    blue: float = float("nan")
 
 
 def roi_size(scale: float = 1.0) -> tuple[int, int]:
@@ -313,7 +308,7 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
         suit_raster = _raster(inkp, suit, SUIT_SIZE)
         suit_feat = glyph_features(suit_raster, norm_box(suit, scale), 4) if features else None
         weight[suit.y:suit.y1, suit.x:suit.x1] = binary[suit.y:suit.y1, suit.x:suit.x1]
-    red, green, blue = ink_colour(part, white, weight)
+    red = redness(part, white, weight)
     # Paper around the index: ink in the index's box outside the rank and suit blobs (a back's
     # pattern, a picture running into the corner) means these are no index glyphs.
     box = rank if suit is None else rank.union(suit)
@@ -325,7 +320,7 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
             around[b.y - y0:b.y1 - y0, b.x - x0:b.x1 - x0] = 0
     clutter = float(around.mean())
     out = CornerReading(rank_feat, suit_feat, red, rank, suit, reason, clutter=clutter,
-                        rank_raster=rank_raster, suit_raster=suit_raster, scale=scale, green=green, blue=blue)
+                        rank_raster=rank_raster, suit_raster=suit_raster, scale=scale)
     if extras:
         nr = norm_box(rank, scale)
         out.extra = {"rank_as_suit": glyph_features(_raster(inkp, rank, SUIT_SIZE), nr, 4),

@@ -468,7 +468,7 @@ class Recognizer:
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
             suits.append(suit_q)
-            reds.append((r.red, r.green, r.blue))
+            reds.append(r.red)
         quad = np.round(cand.quad, 1).tolist()
         if not ranks:
             return "no readable index: " + "; ".join(reasons)
@@ -491,7 +491,7 @@ class Recognizer:
                 # misplaced or half-hidden blobs.
                 ranks, suits, reds = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds))
         full_index = any(q is not None for q in suits)
-        reds = [x for x in reds if not math.isnan(x[0])]
+        reds = [x for x in reds if not math.isnan(x)]
         suits = [q for q in suits if q is not None]
         # The two corners show the same glyph (same design, same light): their errors go together,
         # so they are averaged, not multiplied; each must agree with the other to be believed.
@@ -537,15 +537,14 @@ class Recognizer:
         pip_q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
         if pip_q:
             log_suit += np.log(0.01 + np.mean(pip_q, axis=0))
-        red, green, blue = np.mean(reds, axis=0) if reds else (math.nan,) * 3
-        # Red or black ink tells the suit's colour. Ink of another colour is a four-colour deck's:
-        # blue diamonds and green clubs by the usual convention, a weaker hint (a deck that prints
-        # its spades green has its index pip read as a spade against it, and gives no answer).
+        red = float(np.mean(reds)) if reds else math.nan
+        # Red or black ink tells the suit's colour. Ink of another colour tells nothing: a
+        # four-colour deck's blue diamonds and green clubs, or black or red ink under a strong
+        # colour cast (blurred into a blue felt: it reads green or blue as much as they do, so
+        # the hue is no hint of the suit either; taken as one, a KS read KC).
         if red >= OTHER_INK:
             p_red = 1.0 / (1.0 + math.exp(-(red - 0.3) / 0.05))
             log_suit += np.log(0.002 + np.array([1 - p_red, p_red, p_red, 1 - p_red]))   # S H D C
-        elif red < OTHER_INK:
-            log_suit += np.log(np.array([0.1, 0.1, 1.0, 0.1] if blue > green else [0.1, 0.1, 0.1, 1.0]))
         suit_post = np.exp(log_suit - log_suit.max())
         suit_post /= suit_post.sum()
         s_best = int(suit_post.argmax())
