@@ -230,3 +230,24 @@ def test_a_court_picture_in_several_inks_is_no_coloured_pip():
                 as_pips += pips.read_pips(index.ink_map(card, white), card, white).kind == "pips"
     # Before the rule: 9 of these 96 courts counted as pips (their index then vetoed them).
     assert courts == 96 and as_pips <= 2, (as_pips, courts)
+
+
+def test_an_enrolled_deck_gives_a_small_card_value_only_when_as_sure_as_a_card():
+    """With the generic reader unsure (a face-up card, nothing read), the deck model's value of a
+    small card (under deck.SMALL_WIDTH px) needs the small-card threshold, like its card."""
+    _require()
+    from types import SimpleNamespace
+
+    from shoe_daemon.vision.deck import SMALL_FLOOR, DeckModel, DeckReading
+    from shoe_daemon.vision.pips import PipReading
+    from shoe_daemon.vision.recognizer import CardResult, Recognizer
+
+    deck = DeckModel(mlp=None, centroids=None, min_p=0.95, min_match=0.3)
+    rec = Recognizer({}, deck=deck)
+    unread = CardResult(None, None, "unknown", 0.0, [], None, "a face-up card, not read")
+    dr = DeckReading("5C", 0.6, 0, 0.983, 0.9, np.zeros(52))
+    for width, given in ((70.0, None), (150.0, 0)):
+        cand = SimpleNamespace(quad=np.float32([[0, 0], [width, 0], [width, 1.4 * width], [0, 1.4 * width]]))
+        got = rec._decide_deck(cand, PipReading("unclear"), unread, dr, [])
+        assert got.value == given and got.card is None, (width, got)
+    assert SMALL_FLOOR > 0.983
