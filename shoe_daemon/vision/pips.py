@@ -158,9 +158,11 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
     biggest = blobs[k_big]
     colour = colourful(card, white) if card is not None and white is not None else 0.0
     large = biggest.w > 0.35 * w and biggest.h > 0.25 * h
-    if colour <= 0.08 and large and card is not None and white is not None:
+    inside = biggest.x > X0 + 1 and biggest.x1 < X1 - 1 and biggest.y > Y0 + 1 and biggest.y1 < Y1 - 1
+    if colour <= 0.08 and large and inside and card is not None and white is not None:
         # A small picture (a jumbo-index deck's) leaves the middle mostly paper: its own ink,
         # not the middle's, says whether it is coloured (pips run together are red or black).
+        # Not a blob from the card's edge: another card's back or a sleeve over a corner.
         colour = max(colour, _colour_share(card[Y0:Y1, X0:X1], white, labels == keep[k_big]))
     # Court pictures are printed in several inks (gold, blue...): a large blob in red or black
     # alone is pips run together by blur, not a picture. But pips in a standard layout are pips

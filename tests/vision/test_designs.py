@@ -251,3 +251,19 @@ def test_an_enrolled_deck_gives_a_small_card_value_only_when_as_sure_as_a_card()
         got = rec._decide_deck(cand, PipReading("unclear"), unread, dr, [])
         assert got.value == given and got.card is None, (width, got)
     assert SMALL_FLOOR > 0.983
+
+
+def test_a_card_back_over_a_corner_is_no_coloured_picture():
+    """Another card's (blue) back over a 5C's corner is a large coloured blob from the card's edge:
+    no picture (before, its value read 0; frame 4 of the benchmark's en-stress-font-peek run)."""
+    _require()
+    from shoe_daemon.vision import index, pips
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    gen = FrameGenerator(design_faces("font-peek"), [design_back("font-peek")], "table-stress", seed=20250642)
+    f = gen.frame(4)
+    truth = next(t for t in f.face_up if t.code == "5C")
+    card = index.rectify(f.image, np.float32(truth.quad))
+    white = index.white_balance(card)
+    assert pips.read_pips(index.ink_map(card, white), card, white).kind != "picture"
