@@ -46,15 +46,24 @@ RUNS = [
 ]  # fmt: skip
 # Real designs from the package registries that no shipped model was trained on (assets/LICENSES.md):
 # read zero-shot by the shipped glyph models, and by a model of that deck made by `camera enroll`.
-DESIGNS = ["kennard", "kennard-jumbo", "kennard-4colour", "kennard-4colour-jumbo", "responsive"]
-for _d in DESIGNS:
-    RUNS.append((f"zs-nominal-{_d}", f"zero-shot, nominal: {_d}", "nominal", _d, "shipped", 120))
-for _d in DESIGNS:
-    RUNS.append((f"zs-stress-{_d}", f"zero-shot, table stress: {_d}", "table-stress", _d, "shipped", 80))
-for _d in DESIGNS:
-    RUNS.append((f"en-nominal-{_d}", f"enrolled, nominal: {_d}", "nominal", _d, "enrolled", 120))
-for _d in DESIGNS:
-    RUNS.append((f"en-stress-{_d}", f"enrolled, table stress: {_d}", "table-stress", _d, "enrolled", 80))
+# font-peek is synthetic: the held-out font's procedural deck with a peek index (cardart.SYNTHETIC).
+DESIGNS = ["kennard", "kennard-jumbo", "kennard-4colour", "kennard-4colour-jumbo", "responsive", "font-peek"]
+# Leave-one-family-out (--loo): the four Kennard designs share their glyphs and courts, so they are
+# held out together. Each fold's glyph models are trained on a reduced set (every LOO_DECK_STEP-th
+# font deck, LOO_PER_CARD photos a face, cardsJS) plus the other families' designs (LOO_DESIGN_PER_CARD
+# photos a face), in a few minutes; fold "none" has no registry design at all (the baseline).
+FAMILIES = {"kennard": DESIGNS[:4], "responsive": ["responsive"], "font-peek": ["font-peek"]}
+LOO_DECK_STEP, LOO_PER_CARD, LOO_DESIGN_PER_CARD, LOO_EPOCHS, LOO_FRAMES = 4, 2, 6, 25, 40
+# (The designs added later come last, so every run keeps its seed, SEED + its place in RUNS.)
+for _group in (DESIGNS[:5], DESIGNS[5:]):
+    for _d in _group:
+        RUNS.append((f"zs-nominal-{_d}", f"zero-shot, nominal: {_d}", "nominal", _d, "shipped", 120))
+    for _d in _group:
+        RUNS.append((f"zs-stress-{_d}", f"zero-shot, table stress: {_d}", "table-stress", _d, "shipped", 80))
+    for _d in _group:
+        RUNS.append((f"en-nominal-{_d}", f"enrolled, nominal: {_d}", "nominal", _d, "enrolled", 120))
+    for _d in _group:
+        RUNS.append((f"en-stress-{_d}", f"enrolled, table stress: {_d}", "table-stress", _d, "enrolled", 80))
 # Last, so that the runs above keep their seeds (SEED + run number).
 RUNS.append(("empty-stress", "no face-up card, table-stress camera and felts: held-out backs (kennard), chips, "
              "hands", "table-empty", "kennard", "shipped", 150))  # fmt: skip
@@ -126,6 +135,46 @@ def recalibrate_design(design: str) -> None:
         print(line)
     model.save(enrolled_path(design))
     print(f"wrote {enrolled_path(design)}")
+
+
+def leave_one_out(decks, frames: int, seed: int, log=print) -> dict[str, Tally]:
+    """Glyph models trained without each family of designs in turn, read on that family zero-shot.
+
+    Rows ``loo-DESIGN`` (trained with the other families' designs) and ``loo0-DESIGN`` (the same
+    reduced training with no registry design): nominal frames, the benchmark's seeds.
+    """
+    from shoe_daemon.vision import cardart, train
+
+    t0 = time.time()
+    backs = cardart.cardsjs_backs()
+    base = train.Samples()
+    for i, (_name, faces) in enumerate(train.font_decks(1)[::LOO_DECK_STEP]):
+        base.extend(train.collect(faces, backs, LOO_PER_CARD, seed + i))
+    base.extend(train.collect(cardart.cardsjs_faces(), backs, LOO_PER_CARD * 4, seed + 999))
+    per_design = {d: train.collect(decks[d], [cardart.design_back(d)], LOO_DESIGN_PER_CARD, seed + 2000 + k)
+                  for k, d in enumerate(DESIGNS)}  # fmt: skip
+    log(f"loo: samples collected in {time.time() - t0:.0f} s ({len(base.ry)} base rank samples)")
+    results = {}
+    folds = [("none", DESIGNS, "loo0")] + [(fam, held, "loo") for fam, held in FAMILIES.items()]
+    for fam, held, prefix in folds:
+        samples = train.Samples()
+        samples.extend(base)
+        for d in DESIGNS:
+            if d not in held:
+                samples.extend(per_design[d])
+        t1 = time.time()
+        models = train.fit(samples, seed, LOO_EPOCHS, {"decks": f"reduced: fonts, cardsJS, registry designs but {fam}"})
+        path = _store() / f"loo-{fam}.json"
+        models.save(path)
+        log(f"loo: fold {fam} trained in {time.time() - t1:.0f} s ({len(samples.ry)} rank samples)")
+        for d in held:
+            key = f"{prefix}-{d}"
+            t = run_condition(key, "nominal", d, "loo", frames, decks, backs, {"loo": str(path)},
+                              seed + 100 + DESIGNS.index(d))  # fmt: skip
+            results[key] = t
+            log(f"{key:28s} {t.cards:5d} cards: card {t.card_ok}/{t.card_wrong}/{t.card_none} "
+                f"value {t.value_ok}/{t.value_wrong}/{t.value_none} not found {t.not_found} false {t.false_cards}")
+    return results
 
 
 def _save(key: str, t: Tally) -> None:
@@ -279,9 +328,8 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
     add("")
     if "--saved" in argv:
         add(f"Collected by `.venv/bin/python -m bench.camera {' '.join(argv)}` on {info['date']} ({info['machine']}) "
-            f"from the saved results of separate runs, each under 10 minutes: `--enrol DESIGN` (one "
-            f"`camera enroll` per design, default settings) then `--recalibrate DESIGN`, `--scale 0.35 --only "
-            f"'zs-nominal-*'`, `--scale 0.35 --only 'zs-stress-*'`, `--scale 0.35 --only 'en-*' latency`. "
+            f"from the saved results of separate runs: `--enrol DESIGN ...` (one `camera enroll` per design, "
+            f"default settings), `--scale 0.35 --only 'zs-*' 'en-*' latency` and `--loo`. "
             f"Seeds: frames `{SEED}` + run number; enrolment's own frames use other seeds.")  # fmt: skip
     else:
         add(f"Generated by `.venv/bin/python -m bench.camera {' '.join(argv)}` on {info['date']} "
@@ -298,6 +346,10 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
     for key, label, *_ in RUNS:
         if key in results:
             add(_row(key, label, results[key]))
+    for key, t in results.items():
+        if key.startswith("loo"):
+            fold = "no registry design" if key.startswith("loo0-") else "the other families' designs"
+            add(_row(key, f"leave-one-family-out, nominal: {key.split('-', 1)[1]} (reduced training + {fold})", t))
     add("")
     # Targets.
     add("### Targets")
@@ -337,11 +389,11 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
         add(f"| {key} | {what} <= {limit * 100:g} % | {_pct(k, n)} ({k}/{n}) | {'yes' if ok else '**no**'} |")
 
     for key, t in results.items():
-        if not key.startswith(("zs-", "en-")):
+        if not key.startswith(("zs-", "en-", "loo")):
             continue
         target(key, "value wrong", t.value_wrong, t.cards, 0.001)
         target(key, "exact card wrong", t.card_wrong, t.cards, 0.005)
-        if key.startswith("zs-nominal"):
+        if key.startswith(("zs-nominal", "loo")):
             at_least(key, "exact card read", t.card_ok, t.cards, 0.90)
             at_most(key, "not found", t.not_found, t.cards, 0.03)
         elif key.startswith("en-nominal"):
@@ -496,6 +548,8 @@ def main(argv: list[str] | None = None) -> int:
                     "models for the 'en-*' runs, and stop")  # fmt: skip
     ap.add_argument("--recalibrate", nargs="+", metavar="DESIGN", help="set the kept enrolled models' thresholds "
                     "again (enroll's calibration and validation, not its training), and stop")  # fmt: skip
+    ap.add_argument("--loo", action="store_true", help="leave-one-family-out: train reduced glyph models without "
+                    "each family of registry designs in turn and read it (one row per held-out design)")  # fmt: skip
     ap.add_argument("--saved", action="store_true", help="report every run's last saved result (runs nothing)")
     ap.add_argument("--heading", default="## Benchmark", help="the report's section heading (default '## Benchmark')")
     argv = ["--quick"] if argv is None else argv     # `python -m bench` runs every bench quickly
@@ -514,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
     conditions: dict[str, dict] = {}     # table-stress runs: counts per stress condition
     lats = []
     if args.saved:
-        for key, *_ in RUNS:
+        for key in [k for k, *_ in RUNS] + [f"{p}-{d}" for p in ("loo0", "loo") for d in DESIGNS]:
             t = _load(key)
             if t is not None:
                 results[key] = t
@@ -528,6 +582,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         decks, backs = _decks()
         models = _models()
+        if args.loo:
+            frames = max(5, int(LOO_FRAMES * (scale if args.scale is not None or args.quick else 1.0)))
+            for key, t in leave_one_out(decks, frames, SEED).items():
+                results[key] = t
+                if not args.quick:
+                    _save(key, t)
+            args.only = args.only or ["no other run"]
         for n, (key, _label, cond, deck, model, frames) in enumerate(RUNS):
             if not _selected(key, args.only):
                 continue

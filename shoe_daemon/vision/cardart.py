@@ -40,6 +40,9 @@ DESIGNS = {
     "kennard-4colour-jumbo": (ASSETS / "kennard" / "4color-bf", ASSETS / "kennard" / "back.svg"),
     "responsive": (ASSETS / "responsive" / "cards", ASSETS / "responsive" / "cards" / "back.svg"),
 }
+# Synthetic designs: the procedural deck in a font held out of training (train.TEST_FONT), with
+# the index of another kind than the vendored designs show. name -> (family, weight, index layout).
+SYNTHETIC = {"font-peek": ("Liberation Serif", "bold", "peek")}
 RENDER_VERSION = "1"            # bump to invalidate every cached render
 
 # Index text of each rank as printed on a card.
@@ -147,12 +150,15 @@ def design_faces(name: str, width: int = 360) -> dict[str, np.ndarray]:
     """The 52 faces of a vendored design of :data:`DESIGNS` (``"cardsjs"`` too): ``code -> BGRA``."""
     if name == "cardsjs":
         return cardsjs_faces(width)
+    if name in SYNTHETIC:
+        family, weight, layout = SYNTHETIC[name]
+        return font_deck(family, weight, width, index=layout)
     folder, _ = DESIGNS[name]
     return _cached_render({c: (folder / f"{c}.svg").read_bytes() for c in ALL_CODES}, width, name)
 
 
 def design_back(name: str, width: int = 360) -> np.ndarray:
-    if name == "cardsjs":
+    if name == "cardsjs" or name in SYNTHETIC:
         return cardsjs_backs(width)[0]
     _, back = DESIGNS[name]
     return _cached_render({"back": back.read_bytes()}, width, name + "-back")["back"]
@@ -232,11 +238,13 @@ def _text(x, y, size, s, family, weight, fill, stretch="normal", ext=None) -> st
 
 
 def font_deck_svg(code: str, family: str, weight: str = "bold", stretch: str = "condensed",
-                  seed: int = 0, style: int = 0, suit_family: str = "DejaVu Sans") -> str:  # fmt: skip
+                  seed: int = 0, style: int = 0, suit_family: str = "DejaVu Sans", index: str = "standard") -> str:  # fmt: skip
     """SVG text of one card of a procedural deck in ``family``.
 
     ``style`` 0 is the standard layout; another number varies the index position and sizes, the
-    gap between rank and suit and the pip size (a different design, for training).
+    gap between rank and suit and the pip size (a different design, for training). ``index``
+    "peek" prints a small index close to the corner (rank 4 mm tall on a 88 mm card, as casino
+    peek decks do) instead of the standard one.
     """
     rng = np.random.default_rng(zlib.crc32(f"{code}/{family}/{seed}".encode()))
     srng = np.random.default_rng(style)
@@ -258,6 +266,8 @@ def font_deck_svg(code: str, family: str, weight: str = "bold", stretch: str = "
         suit_h = srng.uniform(0.04, 0.065) * H
         gap = srng.uniform(0.005, 0.03) * H
         pip_scale = srng.uniform(0.8, 1.3)
+    if index == "peek":
+        ix, top, rank_h, suit_h, gap = 0.07 * W, 0.022 * H, 0.046 * H, 0.032 * H, 0.008 * H
     # Suit symbols of other designs are wider or narrower than any font's: stretch them across.
     suit_sx = float(srng.uniform(0.8, 1.25)) if style else 1.0
 
@@ -323,9 +333,10 @@ def font_deck_svg(code: str, family: str, weight: str = "bold", stretch: str = "
 
 def font_deck(family: str = "Liberation Serif", weight: str = "bold", width: int = 360,
               stretch: str = "condensed", style: int = 0,
-              suit_family: str = "DejaVu Sans") -> dict[str, np.ndarray]:  # fmt: skip
+              suit_family: str = "DejaVu Sans", index: str = "standard") -> dict[str, np.ndarray]:  # fmt: skip
     """The 52 faces of a procedural deck printed in ``family``: ``code -> BGRA``."""
-    svgs = {c: font_deck_svg(c, family, weight, stretch, style=style, suit_family=suit_family) for c in ALL_CODES}
+    svgs = {c: font_deck_svg(c, family, weight, stretch, style=style, suit_family=suit_family, index=index)
+            for c in ALL_CODES}  # fmt: skip
     return _cached_render(svgs, width, "fontdeck")
 
 

@@ -101,6 +101,7 @@ class DeckModel:
     min_match: float = 0.5            # and this correlation with its own ink map
     info: dict[str, Any] = field(default_factory=dict)
     min_p_small: float | None = None  # an exact card under SMALL_WIDTH px wide needs this (default min_p)
+    index_scale: float = 1.0          # the deck's index scale (index.roi_size), measured by enroll on its faces
 
     def card_threshold(self, width: float) -> float:
         small = self.min_p_small if self.min_p_small is not None else self.min_p
@@ -129,7 +130,7 @@ class DeckModel:
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": 1, "codes": list(ALL_CODES), "mlp": self.mlp.to_json(),
                 "centroids": _enc(self.centroids), "min_p": self.min_p, "min_match": self.min_match,
-                "min_p_small": self.min_p_small, "info": self.info}  # fmt: skip
+                "min_p_small": self.min_p_small, "index_scale": self.index_scale, "info": self.info}  # fmt: skip
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -157,7 +158,11 @@ class DeckModel:
         small = data.get("min_p_small")
         if small is not None and not 0.5 < float(small) <= 1.0:
             raise DeckModelError(f"{where}: damaged deck model (thresholds out of range)")
-        return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small))
+        scale = data.get("index_scale", 1.0)
+        if not isinstance(scale, int | float) or not 0.3 <= float(scale) <= 3.0:
+            raise DeckModelError(f"{where}: damaged deck model (index_scale {scale!r} out of range)")
+        return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small),
+                   float(scale))  # fmt: skip
 
 
 def is_deck_model(path: str | Path) -> bool:

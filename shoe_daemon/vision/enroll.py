@@ -335,7 +335,8 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     for k in range(52):
         for o in range(2):
             cents[k, o] = z[o::2][y[o::2] == k].mean(axis=0)
-    model = DeckModel(mlp, cents)
+    model = DeckModel(mlp, cents, index_scale=index_scale(faces))
+    say(f"index scale {model.index_scale:g} (the corners are read there first)")
     say(f"held-out sample accuracy {acc * 100:.1f} %; setting thresholds on {s.calib_frames} frames "
         f"({time.time() - t0:.0f} s) ...")  # fmt: skip
     model.info = {"samples": int(n), "sample_accuracy": round(acc, 4)}
@@ -350,6 +351,34 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
         "seconds": round(secs, 1), "cpu_seconds": round(cpu, 1),
     })  # fmt: skip
     return EnrolResult(model, val, secs, cpu)
+
+
+def index_scale(faces: dict[str, np.ndarray]) -> float:
+    """The index scale (standard, jumbo or peek: :mod:`shoe_daemon.vision.index`) at which the
+    shipped glyph models read the most of the deck's own faces right, in both corners (the
+    recogniser reads there first; a tie keeps the standard scale)."""
+    from shoe_daemon.vision import index
+    from shoe_daemon.vision.model import load_models
+    from shoe_daemon.vision.train import RANK_INDEX
+
+    models = load_models(None)
+    scores = {}
+    for scale in (1.0, index.JUMBO_SCALE, index.PEEK_SCALE):
+        right = 0
+        for code, face in faces.items():
+            a = face[:, :, 3:4].astype(np.float32) / 255 if face.shape[2] == 4 else 1.0
+            bgr = (face[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
+            h, w = bgr.shape[:2]
+            card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
+            white = index.white_balance(card)
+            ink = index.ink_map(card, white)
+            for c in (0, 2):
+                r = index.read_corner(card, ink, white, c, scale=scale)
+                if r.rank_feat is not None and r.suit_feat is not None:
+                    right += int(models.rank.proba(r.rank_feat[None])[0].argmax()) == RANK_INDEX[code[0]]
+        scores[scale] = right
+    best = max(scores, key=lambda k: (scores[k], k == 1.0))
+    return float(best)
 
 
 def check(model, faces, s: Settings, say, t0: float) -> dict:

@@ -8,6 +8,12 @@ card's own white, so red and black ink alike), after removing long straight line
 frame, a sliver of felt along a badly fitted edge). The rank is the topmost glyph-sized blob
 (blobs side by side on its line join it: "10"), the suit the next blob under it.
 
+Indices come in several sizes: standard, jumbo (glyphs twice as tall, reaching further into the
+card) and peek (small, near the very corner). A corner is read at an index *scale*
+(:data:`JUMBO_SCALE`, :data:`PEEK_SCALE`): the searched region, the glyph sizes and places looked for and the length of a
+"long line" all grow with it, and the glyph's size given to the classifiers is divided by it, so a
+jumbo or peek glyph is described like a standard one.
+
 Features (:func:`glyph_features`) are the normalised ink raster plus gradient-orientation
 histograms, and the blob's proportions: nothing specific to one card design.
 """
@@ -23,6 +29,8 @@ CW, CH = 160, 224                   # canonical rectified card (portrait, 63 x 8
 ROI_W, ROI_H = int(0.30 * CW), int(0.40 * CH)
 RANK_SIZE = (16, 24)                # (w, h) of the normalised rank raster
 SUIT_SIZE = (20, 20)
+# Index scales tried on a corner that gave no whole index at the standard one: jumbo, then peek.
+JUMBO_SCALE, PEEK_SCALE = 2.0, 0.6
 
 
 def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
@@ -54,7 +62,8 @@ def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
 
 
 def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
-    """Ink-weighted red against the card's white: ~1 for red ink, ~0 for black (nan if no ink)."""
+    """Ink-weighted red against the card's white: ~1 for red ink, ~0 for black, below for blue or
+    green (nan if no ink)."""
     norm = card_part.astype(np.float32) * (1.0 / white)
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
     red = r - np.maximum(g, b)
@@ -101,9 +110,22 @@ class CornerReading:
     clutter: float = 0.0            # ink around the index glyphs (paper on a face: ~0)
     rank_raster: np.ndarray | None = None
     suit_raster: np.ndarray | None = None
+    scale: float = 1.0              # the index scale it was read at (see :func:`roi_size`)
 
 
-def _binarise(ink: np.ndarray, faint: bool = False) -> np.ndarray:
+def roi_size(scale: float = 1.0) -> tuple[int, int]:
+    """(w, h) of the corner region searched for an index of ``scale`` (at most a quarter card)."""
+    return min(int(ROI_W * scale), CW // 2), min(int(ROI_H * scale), CH // 2)
+
+
+def norm_box(box: Blob, scale: float) -> Blob:
+    """``box`` as the classifiers see it: its size divided by the index scale."""
+    if scale == 1.0:
+        return box
+    return Blob(box.x, box.y, max(1, round(box.w / scale)), max(1, round(box.h / scale)), box.area)
+
+
+def _binarise(ink: np.ndarray, faint: bool = False, scale: float = 1.0) -> np.ndarray:
     hi = float(ink.max())
     if hi < 0.3:
         return np.zeros(ink.shape, np.uint8)
@@ -111,10 +133,11 @@ def _binarise(ink: np.ndarray, faint: bool = False) -> np.ndarray:
     if faint:   # thin strokes washed out by blur or light, beside solid ink that sets ``hi``
         thr = max(0.22, 0.5 * thr)
     binary = (ink > thr).astype(np.uint8)
-    # Long straight lines are no glyph: a picture's frame, felt along a misfitted edge.
-    h, w = binary.shape
-    vert = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, int(h * 0.42))))
-    horiz = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (int(w * 0.6), 1)))
+    # Long straight lines are no glyph: a picture's frame, felt along a misfitted edge. "Long" is
+    # longer than any glyph of an index of this scale (a jumbo "1" is a straight line 45 px long).
+    vlen, hlen = int(ROI_H * 0.42 * scale), int(ROI_W * 0.6 * scale)
+    vert = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, vlen)))
+    horiz = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (hlen, 1)))
     lines = cv2.dilate(vert | horiz, np.ones((3, 3), np.uint8))
     return binary & (1 - lines)
 
@@ -124,13 +147,14 @@ def _blobs(binary: np.ndarray) -> list[Blob]:
     return [Blob(int(x), int(y), int(w), int(h), int(a)) for x, y, w, h, a in stats[1:] if a >= 6]
 
 
-def find_index(blobs: list[Blob], roi_w: int, roi_h: int) -> tuple[Blob | None, Blob | None, str]:
-    """The rank and suit blobs of an index corner, from its ink blobs."""
-    min_h, max_h = 0.04 * CH, 0.20 * CH
+def find_index(blobs: list[Blob], roi_w: int, roi_h: int,
+               scale: float = 1.0) -> tuple[Blob | None, Blob | None, str]:  # fmt: skip
+    """The rank and suit blobs of an index corner of index scale ``scale``, from its ink blobs."""
+    min_h, max_h, max_w = 0.04 * CH * scale, 0.20 * CH * scale, 0.2 * CW * scale
     # A blob in the very corner is the card's edge or the felt beyond it, not a glyph.
     blobs = [b for b in blobs if b.x > 0 or b.y > 0]
-    cands = [b for b in blobs if min_h <= b.h <= max_h and b.w <= 0.2 * CW and b.y < 0.22 * CH
-             and b.x < 0.2 * CW and b.area >= 0.25 * b.h]  # fmt: skip
+    cands = [b for b in blobs if min_h <= b.h <= max_h and b.w <= max_w and b.y < 0.22 * CH * scale
+             and b.x < 0.2 * CW * scale and b.area >= 0.25 * b.h]  # fmt: skip
     if not cands:
         return None, None, "no rank glyph"
     first = min(cands, key=lambda b: b.y)
@@ -147,14 +171,18 @@ def find_index(blobs: list[Blob], roi_w: int, roi_h: int) -> tuple[Blob | None, 
         tol = 0.25 * first.h
         aligned = abs(b.y - first.y) <= tol and abs(b.y1 - first.y1) <= tol
         within = b.y >= first.y - tol and b.y1 <= first.y1 + tol and b.area >= 0.3 * first.area
-        if overlap >= 0.5 * min(b.h, rank.h) and gap <= 0.45 * rank.h and b.h >= 0.3 * rank.h \
-                and rank.union(b).w <= 0.2 * CW and (aligned or within):
+        # A large index has the centre's pips beside it, within its line: only the glyph's own
+        # parts (sharing its top and baseline, close) join it.
+        if scale > 1.0:
+            within = False
+        if overlap >= 0.5 * min(b.h, rank.h) and gap <= 0.45 * rank.h / max(scale, 1.0) and b.h >= 0.3 * rank.h \
+                and rank.union(b).w <= max_w and (aligned or within):
             rank = rank.union(b)
     # The suit: the first blob under the rank, in its column.
     below = [b for b in blobs
              if b.y >= rank.y1 - 0.15 * rank.h and b.y <= rank.y1 + 0.9 * rank.h
              and abs((b.x + b.x1) / 2 - (rank.x + rank.x1) / 2) <= 0.6 * max(rank.w, b.w)
-             and b.h >= 0.25 * rank.h and b.h <= 1.4 * rank.h and b.w <= 0.2 * CW]  # fmt: skip
+             and b.h >= 0.25 * rank.h and b.h <= 1.4 * rank.h and b.w <= max_w]  # fmt: skip
     if not below:
         return rank, None, "no suit pip"
     suit = min(below, key=lambda b: b.y)
@@ -237,26 +265,28 @@ RANK_DIM = RANK_SIZE[0] * RANK_SIZE[1] + (RANK_SIZE[0] // 4) * (RANK_SIZE[1] // 
 SUIT_DIM = SUIT_SIZE[0] * SUIT_SIZE[1] + (SUIT_SIZE[0] // 4) * (SUIT_SIZE[1] // 4) * 8 + 2
 
 
-def corner_roi(card: np.ndarray, ink: np.ndarray, corner: int) -> tuple[np.ndarray, np.ndarray]:
+def corner_roi(card: np.ndarray, ink: np.ndarray, corner: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """The BGR part and ink of index corner ``corner`` turned to read like the top left.
 
     0 = top left, 2 = bottom right (turned half round), 1 = top right and 3 = bottom left
     (mirrored: what a standard design leaves empty of an index; used as negatives).
     """
+    rw, rh = roi_size(scale)
     if corner == 0:
-        part, inkp = card[:ROI_H, :ROI_W], ink[:ROI_H, :ROI_W]
+        part, inkp = card[:rh, :rw], ink[:rh, :rw]
     elif corner == 2:
-        part, inkp = card[CH - ROI_H:, CW - ROI_W:][::-1, ::-1], ink[CH - ROI_H:, CW - ROI_W:][::-1, ::-1]
+        part, inkp = card[CH - rh:, CW - rw:][::-1, ::-1], ink[CH - rh:, CW - rw:][::-1, ::-1]
     elif corner == 1:
-        part, inkp = card[:ROI_H, CW - ROI_W:][:, ::-1], ink[:ROI_H, CW - ROI_W:][:, ::-1]
+        part, inkp = card[:rh, CW - rw:][:, ::-1], ink[:rh, CW - rw:][:, ::-1]
     else:
-        part, inkp = card[CH - ROI_H:, :ROI_W][::-1], ink[CH - ROI_H:, :ROI_W][::-1]
+        part, inkp = card[CH - rh:, :rw][::-1], ink[CH - rh:, :rw][::-1]
     return np.ascontiguousarray(part), np.ascontiguousarray(inkp)
 
 
 def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: int,
-                extras: bool = False, features: bool = True, faint: bool = False) -> CornerReading:  # fmt: skip
-    """Read index corner ``corner`` (see :func:`corner_roi`).
+                extras: bool = False, features: bool = True, faint: bool = False,
+                scale: float = 1.0) -> CornerReading:  # fmt: skip
+    """Read index corner ``corner`` (see :func:`corner_roi`) for an index of ``scale``.
 
     ``faint`` segments at a lower ink threshold: a second try for a corner whose glyphs the first
     did not give (thin strokes of a small, blurred or over-exposed index fall under the usual one).
@@ -264,19 +294,19 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
     ``extras`` also gives the rank blob rastered as a suit and the suit blob as a rank (in
     ``.extra``), the negatives that teach each classifier to refuse the other's glyph.
     """
-    part, inkp = corner_roi(card, ink, corner)
-    binary = _binarise(inkp, faint)
-    rank, suit, reason = find_index(_blobs(binary), ROI_W, ROI_H)
+    part, inkp = corner_roi(card, ink, corner, scale)
+    binary = _binarise(inkp, faint, scale)
+    rank, suit, reason = find_index(_blobs(binary), *roi_size(scale), scale=scale)
     if rank is None:
-        return CornerReading(None, None, float("nan"), None, None, reason)
+        return CornerReading(None, None, float("nan"), None, None, reason, scale=scale)
     rank_raster = _raster(inkp, rank, RANK_SIZE)
-    rank_feat = glyph_features(rank_raster, rank, 4) if features else None
+    rank_feat = glyph_features(rank_raster, norm_box(rank, scale), 4) if features else None
     weight = np.zeros(inkp.shape, np.float32)
     weight[rank.y:rank.y1, rank.x:rank.x1] = binary[rank.y:rank.y1, rank.x:rank.x1]
     suit_feat = suit_raster = None
     if suit is not None:
         suit_raster = _raster(inkp, suit, SUIT_SIZE)
-        suit_feat = glyph_features(suit_raster, suit, 4) if features else None
+        suit_feat = glyph_features(suit_raster, norm_box(suit, scale), 4) if features else None
         weight[suit.y:suit.y1, suit.x:suit.x1] = binary[suit.y:suit.y1, suit.x:suit.x1]
     red = redness(part, white, weight)
     # Paper around the index: ink in the index's box outside the rank and suit blobs (a back's
@@ -290,8 +320,10 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
             around[b.y - y0:b.y1 - y0, b.x - x0:b.x1 - x0] = 0
     clutter = float(around.mean())
     out = CornerReading(rank_feat, suit_feat, red, rank, suit, reason, clutter=clutter,
-                        rank_raster=rank_raster, suit_raster=suit_raster)
+                        rank_raster=rank_raster, suit_raster=suit_raster, scale=scale)
     if extras:
-        out.extra = {"rank_as_suit": glyph_features(_raster(inkp, rank, SUIT_SIZE), rank, 4),
-                     "suit_as_rank": None if suit is None else glyph_features(_raster(inkp, suit, RANK_SIZE), suit, 4)}
+        nr = norm_box(rank, scale)
+        out.extra = {"rank_as_suit": glyph_features(_raster(inkp, rank, SUIT_SIZE), nr, 4),
+                     "suit_as_rank": None if suit is None else glyph_features(
+                         _raster(inkp, suit, RANK_SIZE), norm_box(suit, scale), 4)}  # fmt: skip
     return out

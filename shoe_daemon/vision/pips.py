@@ -19,6 +19,13 @@ X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
 # Pips in the middle column and in the two side columns, by count (French-suited layouts).
 MAX_INTRUSION = 0.12   # share of the pip area that ink from beyond the card's edge may cover
+# A picture in pieces (blurred, or a jumbo-index deck's small one) fills the middle third of the
+# centre with ink at least this much; pips leave it mostly paper (0.15-0.36 on the kennard and
+# kennard-jumbo pip cards, seed 777 frames; pictures 0.49-0.77).
+PICTURE_MIDDLE_INK = 0.45
+# Coloured pips are one ink: a four-colour deck's blue diamonds or green clubs are 1.0 in their
+# hue family; the Kennard courts' gold and blue 0.5-0.8 (seed 779 frames, not the benchmark's).
+ONE_INK = 0.9
 LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
 
 
@@ -29,6 +36,7 @@ class PipReading:
     pips: list[Blob] = field(default_factory=list)   # in card coordinates
     centre_ink: float = 0.0
     reason: str = ""
+    index_boxes: tuple = ()          # the index glyphs left out of the count (read_pips)
 
 
 def colourful(card: np.ndarray, white: np.ndarray) -> float:
@@ -40,6 +48,35 @@ def colourful(card: np.ndarray, white: np.ndarray) -> float:
     mn = np.minimum(np.minimum(b, g), r)
     sat = mx - mn
     # Red ink, however the light shifts it towards pink or orange: hue within 30 degrees of red.
+    hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
+    red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
+    return float(((sat > 0.25) & ~red).mean())
+
+
+def one_ink(part: np.ndarray, white: np.ndarray) -> float:
+    """Share of the coloured (saturated, not red) ink of ``part`` in its main hue family (gold,
+    green or blue): ~1 for a four-colour deck's pips, less for a picture in several inks."""
+    px = part.reshape(-1, 3).astype(np.float32) * (1.0 / white)
+    b, g, r = px[:, 0], px[:, 1], px[:, 2]
+    mx = np.maximum(np.maximum(b, g), r)
+    sat = mx - np.minimum(np.minimum(b, g), r)
+    d = np.maximum(sat, 1e-6)
+    hue = np.where(mx == r, (60 * (g - b) / d) % 360, np.where(mx == g, 60 * (b - r) / d + 120, 60 * (r - g) / d + 240))
+    hue = hue[(sat > 0.25) & (hue >= 30) & (hue < 270)]     # red (and magenta) left out
+    if len(hue) < 20:
+        return 1.0
+    fam = np.bincount(np.digitize(hue, [90, 180]), minlength=3)   # gold, green, blue
+    return float(fam.max() / fam.sum())
+
+
+def _colour_share(part: np.ndarray, white: np.ndarray, mask: np.ndarray) -> float:
+    """Share of the ``mask`` pixels of ``part`` in ink that is neither black/grey nor red."""
+    px = part[mask].astype(np.float32) * (1.0 / white)
+    if not len(px):
+        return 0.0
+    b, g, r = px[:, 0], px[:, 1], px[:, 2]
+    mx = np.maximum(np.maximum(b, g), r)
+    sat = mx - np.minimum(np.minimum(b, g), r)
     hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
     red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
     return float(((sat > 0.25) & ~red).mean())
@@ -69,10 +106,19 @@ def back_texture(ink: np.ndarray) -> str | None:
     return None
 
 
-def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray | None = None) -> PipReading:
+def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray | None = None,
+              index_boxes: tuple[Blob, ...] = ()) -> PipReading:  # fmt: skip
+    """The centre's pips or picture. ``index_boxes`` (card coordinates) are the index glyphs found
+    in the corners: a jumbo index reaches past the side strips where pips never lie, and is no pip.
+    """
+    if index_boxes:
+        ink = ink.copy()
+        for b in index_boxes:
+            ink[max(b.y - 2, 0): b.y1 + 2, max(b.x - 2, 0): b.x1 + 2] = 0
     region = ink[Y0:Y1, X0:X1]
     binary = (region > 0.4).astype(np.uint8)
     first = _read(binary, card, white)
+    first.index_boxes = index_boxes
     if first.kind != "unclear" or first.reason == "no ink in the centre":
         return first
     # Ink that reaches the card's edge (a hand or a sleeve over a corner, felt along a misfitted
@@ -90,6 +136,7 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
         return first
     binary[from_edge] = 0
     second = _read(binary, card, white)
+    second.index_boxes = index_boxes
     if second.kind == "pips":
         second.reason = "ink from the card's edge set aside"
         return second
@@ -101,25 +148,40 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
     # The middle third (across and along): pictures fill it, pips leave it mostly paper.
     mid = binary[h // 3: 2 * h // 3, w // 4: 3 * w // 4]
     centre_ink = float(mid.mean())
-    n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     # Blobs centred near the long sides are the index's (or a misfit edge), not pips.
-    blobs = [Blob(int(x) + X0, int(y) + Y0, int(bw), int(bh), int(a)) for x, y, bw, bh, a in stats[1:]
-             if a >= 20 and 0.15 * CW <= x + X0 + bw / 2 <= 0.85 * CW]
+    keep = [i for i, (x, _y, bw, _bh, a) in enumerate(stats[1:], 1) if a >= 20 and 0.15 * CW <= x + X0 + bw / 2 <= 0.85 * CW]
+    blobs = [Blob(int(x) + X0, int(y) + Y0, int(bw), int(bh), int(a)) for x, y, bw, bh, a in stats[keep]]
     if not blobs:
         return PipReading("unclear", centre_ink=centre_ink, reason="no ink in the centre")
-    biggest = max(blobs, key=lambda b: b.area)
+    k_big = int(np.argmax([b.area for b in blobs]))
+    biggest = blobs[k_big]
     colour = colourful(card, white) if card is not None and white is not None else 0.0
+    large = biggest.w > 0.35 * w and biggest.h > 0.25 * h
+    inside = biggest.x > X0 + 1 and biggest.x1 < X1 - 1 and biggest.y > Y0 + 1 and biggest.y1 < Y1 - 1
+    if colour <= 0.08 and large and inside and card is not None and white is not None:
+        # A small picture (a jumbo-index deck's) leaves the middle mostly paper: its own ink,
+        # not the middle's, says whether it is coloured (pips run together are red or black).
+        # Not a blob from the card's edge: another card's back or a sleeve over a corner.
+        colour = max(colour, _colour_share(card[Y0:Y1, X0:X1], white, labels == keep[k_big]))
     # Court pictures are printed in several inks (gold, blue...): a large blob in red or black
     # alone is pips run together by blur, not a picture. But pips in a standard layout are pips
     # whatever their ink: a four-colour deck prints diamonds blue and clubs green.
     if colour > 0.08:
         counted = _count(binary, blobs, biggest, centre_ink, w, h)
-        if counted.kind == "pips":
+        # ... in *one* ink: a picture is printed in several (gold and blue), and its pieces may
+        # pass for one or two pips.
+        if counted.kind == "pips" and one_ink(card[Y0:Y1, X0:X1], white) >= ONE_INK:
             counted.reason = f"pips in a colour ink ({colour:.2f})"
             return counted
-        # A picture is one large figure; coloured pips that did not count (a jumbo index
-        # reaching into the centre) are no picture.
-        if biggest.w > 0.35 * w and biggest.h > 0.25 * h:
+        # A picture is one large figure, or (blurred, a small one) pieces spanning as much that
+        # fill the middle third with ink; coloured pips that did not count (a jumbo index
+        # reaching into the centre) are neither: they leave the middle mostly paper.
+        big = [b for b in blobs if b.area >= 0.1 * biggest.area]
+        span = big[0]
+        for b in big[1:]:
+            span = span.union(b)
+        if large or (centre_ink >= PICTURE_MIDDLE_INK and span.w > 0.35 * w and span.h > 0.25 * h):
             return PipReading("picture", centre_ink=centre_ink, reason=f"colour {colour:.2f}")
         return PipReading("unclear", centre_ink=centre_ink, reason=f"colour {colour:.2f} but no picture, no pip layout")
     return _count(binary, blobs, biggest, centre_ink, w, h)

@@ -125,9 +125,16 @@ def collect(faces: dict[str, np.ndarray], backs: list[np.ndarray], per_card: int
             if truth.occluded_corner is not None and true_corner == truth.occluded_corner:
                 continue
             r = index.read_corner(card, ink, white, corner, extras=True)
+            positive = code is not None and corner in (0, 2) and j in (0, 2)
+            if positive and (r.rank_feat is None or r.suit_feat is None):
+                # A jumbo or peek index: read where the recogniser would (its second looks).
+                for scale in (index.JUMBO_SCALE, index.PEEK_SCALE):
+                    again = index.read_corner(card, ink, white, corner, extras=True, scale=scale)
+                    if again.rank_feat is not None and again.suit_feat is not None:
+                        r = again
+                        break
             if r.rank_feat is None:
                 continue
-            positive = code is not None and corner in (0, 2) and j in (0, 2)
             if positive:
                 out.rank(r.rank_feat, RANK_INDEX[code[0]])
                 out.suit(r.suit_feat, SUIT_INDEX[code[1]])

@@ -77,7 +77,7 @@ def test_bad_face_folders_are_refused_with_one_line(face_dir, tmp_path):
 
 
 def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
-    """Zero-shot, the glyph models read almost nothing of this jumbo-index deck; enrolled, it reads."""
+    """A deck the models were never trained on, enrolled from its faces, is read without a wrong card."""
     from shoe_daemon.vision.synth import FrameGenerator
 
     out = tmp_path / "deck.json"
@@ -86,6 +86,7 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
     assert "validation" in proc.stdout and "nominal" in proc.stdout and "exact card read" in proc.stdout
     data = json.loads(out.read_text())
     assert data["format"] == "deck" and data["info"]["validation"]["nominal"]["cards"] > 0
+    assert data["index_scale"] == 2.0, data["index_scale"]    # a jumbo index: read at the jumbo scale first
     gen = FrameGenerator(jumbo, [_plain_back()], "nominal", seed=4242)
     frames = [gen.frame(i) for i in range(4)]
     paths = []
@@ -111,8 +112,9 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
     total = sum(len(f.face_up) for f in frames)
     assert read[True][1] == 0 and read[False][1] == 0, read
     # The --quick model (10 samples a card, thresholds from 12 frames) reads a third or more;
-    # the full one reads 97-99 % (bench.camera); zero-shot reads next to none of this design.
-    assert read[True][0] >= total // 3 > read[False][0], (read, total)
+    # the full one reads 97-99 % (bench.camera). (Zero-shot reads this jumbo index too since the
+    # index is searched at the jumbo scale: tests/vision/test_designs.py.)
+    assert read[True][0] >= total // 3, (read, total)
     # The daemon's configuration takes the model, checked as it loads, without OpenCV.
     check = ("import sys\nfrom shoe_daemon.config import validate_config\n"
              f"c = validate_config({{'camera': {{'model': {str(out)!r}}}}})\n"
