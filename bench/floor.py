@@ -51,9 +51,10 @@ sys.path.insert(0, str(ROOT))
 
 from shoe_daemon.floor.store import Store  # noqa: E402
 from shoe_daemon.recording.check import read_check  # noqa: E402
-from tests.floor.harness import FloorProcess, bridge_conf, wait_until  # noqa: E402
+from tests.floor.harness import FloorProcess, bridge_conf  # noqa: E402
 from tests.floor.pg import PostgresServer  # noqa: E402
 from tests.support.mosquitto import MosquittoServer  # noqa: E402
+from tests.support.waiting import wait_until  # noqa: E402
 
 FIXTURE = ROOT / "fixtures" / "clean-8-decks.chk.gz"
 TARGET_P99_MS = 100.0
