@@ -33,6 +33,8 @@ from shoe_daemon.sources.base import ShoeDriver
 log = logging.getLogger(__name__)
 
 TICK = 0.1          # driver timers run at least this often
+FLOOD_CHUNK = 4096  # a read this large means the line is flooded ...
+FLOOD_PAUSE = 0.001  # ... and the reader pauses this long after it (at most ~4 MB/s read)
 READ_TIMEOUT = 0.02
 WATCH = 0.02        # how often an absent port's path is looked at
 LIGHTS_PENDING = 64  # light changes waiting for the reader thread, at most
@@ -146,6 +148,11 @@ class SerialSource:
             if data:
                 self.bytes_in += len(data)
                 self._emit(*self.driver.feed(data, now))
+                if len(data) >= FLOOD_CHUNK:
+                    # A full read: bytes arrive faster than any shoe sends them (4 MB/s and more,
+                    # junk on the line). Pause a moment so that this thread, busy parsing, leaves
+                    # the interpreter to the event loop (the API, the broker) now and then.
+                    self._stop.wait(FLOOD_PAUSE)
             if now >= next_tick:
                 next_tick = now + TICK
                 self._emit(*self.driver.tick(now))
