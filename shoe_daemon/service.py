@@ -29,6 +29,7 @@ START_WAIT = 60.0        # s a start waits for a writable journal (retrying) bef
 START_RETRY = 2.0        # s between those tries
 JOURNAL_RETRY = 1.0      # s between looks at a journal that refused a write while dealing
 BATCH_MAX = 256          # events journaled in one transaction (group commit)
+GC_YOUNG_THRESHOLD = 20_000  # the cyclic collector's young generation while dealing (Daemon.run)
 WATCHDOG_STALL = 10.0    # s without progress from the reader before pings stop
 RESUME_SCAN = 200        # journaled events searched for the shoe link's resume point
 REPUBLISH_TAIL = 512     # journaled events whose messages are published again after a restart
@@ -68,6 +69,7 @@ class Daemon:
         self._sync_task: asyncio.Future | None = None   # Journal.sync running in a thread
         self._republish: list[Publish] = []   # the replayed tail's messages, for start_mqtt
         self._standby = None                  # the shoe link that lights the stop while a start is held
+        self._gc_threshold: tuple[int, ...] | None = None   # the collector's, before run() set its own
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -163,15 +165,23 @@ class Daemon:
         self.camera.start()
 
     def start_source(self):
-        from shoe_daemon.sources import get_driver
-        from shoe_daemon.sources.serial_source import SerialSource
 
-        shoe = self.config.shoe
-        driver = get_driver(shoe.driver)(shoe.driver_settings)
+        driver = self._new_driver()
         # A driver may continue its shoe's session after the last events journaled (newest first).
         driver.resume([entry.event for entry in reversed(self.journal.last_events(RESUME_SCAN))])
-        self.source = SerialSource(shoe, self.wrap_driver(driver), self._from_thread)
+        self.source = self._new_source(driver)
         self.source.start()
+
+    def _new_driver(self):
+        from shoe_daemon.sources import get_driver
+
+        shoe = self.config.shoe
+        return get_driver(shoe.driver)(shoe.driver_settings)
+
+    def _new_source(self, driver):
+        from shoe_daemon.sources.serial_source import SerialSource
+
+        return SerialSource(self.config.shoe, self.wrap_driver(driver), self._from_thread)
 
     def _start_standby(self) -> None:
         """While the start is held (the journal cannot be written): the shoe's link only to light
@@ -179,14 +189,10 @@ class Daemon:
         dealt meanwhile; the real start fetches it). Started once; stopped by _stop_standby."""
         if self._standby is not None:
             return
-        from shoe_daemon.sources import get_driver
-        from shoe_daemon.sources.serial_source import SerialSource
-
-        shoe = self.config.shoe
-        driver = get_driver(shoe.driver)(shoe.driver_settings)
+        driver = self._new_driver()
         if not driver.standby():
             return
-        self._standby = SerialSource(shoe, self.wrap_driver(driver), self._from_thread)
+        self._standby = self._new_source(driver)
         self._standby.set_lights(Lights.ERROR)
         self._standby.start()
         log.warning("shoe link opened for the stop light only: no card is taken until the journal can be written")
@@ -517,6 +523,11 @@ class Daemon:
         # the loop each, 300 ms on a loaded machine, while cards come in).
         gc.collect()
         gc.freeze()
+        # A card allocates a few hundred short-lived dicts and lists that reference counting frees;
+        # at CPython's young-generation threshold (700) the collector ran every few cards, ~10 % of
+        # the CPU a card (bench pipeline). 20,000 young objects are a few MB at most.
+        self._gc_threshold = gc.get_threshold()
+        gc.set_threshold(GC_YOUNG_THRESHOLD, *self._gc_threshold[1:])
         watchdog = None
         interval = self.notifier.watchdog_interval()
         if interval:
@@ -553,6 +564,9 @@ class Daemon:
 
     def shutdown(self) -> None:
         gc.unfreeze()   # what start-up froze goes back to the collector (a test process runs many daemons)
+        if self._gc_threshold is not None:
+            gc.set_threshold(*self._gc_threshold)
+            self._gc_threshold = None
         if self.camera is not None:
             self.camera.stop()
         if self.source is not None:

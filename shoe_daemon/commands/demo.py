@@ -122,12 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not require("demo", ["broker", "api"]):
         return EXIT_MISSING
-    if getattr(args, "tables", None):
-        from shoe_daemon.floor.demo import run_floor_demo
-
-        return run_floor_demo(args)
     from shoe_daemon.emulator import EmulatedShoe, Faults
-    from shoe_daemon.service import Daemon
 
     try:
         faults = Faults.parse(args.fault)
@@ -135,6 +130,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-daemon demo: {exc}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
+    if getattr(args, "tables", None):
+        from shoe_daemon.floor.demo import run_floor_demo
+
+        return run_floor_demo(args, faults, seed)
+    from shoe_daemon.service import Daemon
+
     # Everything the demo makes lives in this folder, removed on every way out but a daemon failure.
     workdir = tempfile.mkdtemp(prefix="shoe-daemon-demo-")
     log_path = os.path.join(workdir, "daemon.log")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import logging
 import signal
@@ -13,12 +12,6 @@ import sys
 HELP = "run the daemon: shoe -> rules engine -> journal -> MQTT (one process per table)"
 
 EXIT_CONFIG = 2
-
-# The cyclic collector's first-generation threshold while dealing (CPython's default is 700). A card
-# allocates a few hundred short-lived dicts and lists that reference counting frees; at the default
-# the collector ran every few cards and cost ~10 % of the daemon's CPU a card (bench pipeline). 20,000
-# young objects are a few MB at most.
-GC_YOUNG_THRESHOLD = 20_000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -68,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
         print("config OK", file=sys.stderr)
         return 0
     setup_logging(config.log.level)
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     return asyncio.run(serve(config, config_path=args.config))
 
 

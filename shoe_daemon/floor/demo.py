@@ -78,8 +78,8 @@ class _Table:
         self.shoe.close()
 
 
-def run_floor_demo(args) -> int:
-    from shoe_daemon.emulator import Faults
+def run_floor_demo(args, faults, seed: int) -> int:
+    """`demo --tables N`: ``faults`` and ``seed`` as `demo` parsed them for one table."""
     from shoe_daemon.floor.config import floor_config_from
     from shoe_daemon.floor.service import FloorService
     from shoe_daemon.floor.store import Store
@@ -89,12 +89,6 @@ def run_floor_demo(args) -> int:
     if not 1 <= n <= 200:
         print("shoe-daemon demo: --tables must be between 1 and 200", file=sys.stderr)
         return 2
-    try:
-        faults = Faults.parse(args.fault)
-    except ValueError as exc:
-        print(f"shoe-daemon demo: {exc}", file=sys.stderr)
-        return 2
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     workdir = tempfile.mkdtemp(prefix="shoe-daemon-floor-demo-")
     log_path = os.path.join(workdir, "demo.log")
     logging.basicConfig(level=logging.INFO, filename=log_path, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

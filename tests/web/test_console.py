@@ -10,6 +10,7 @@ UPDATE_SCREENSHOTS=1.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -33,17 +34,24 @@ class _WsMosquitto(MosquittoServer):
         super().__init__(*args, **kwargs)
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+@contextlib.contextmanager
+def console_stack(tmp_path_factory, name: str):
+    """The API's Stack (daemon, emulated shoe, Mosquitto) with a websockets listener on its broker."""
     mp = pytest.MonkeyPatch()
     mp.setattr(api_harness, "MosquittoServer", _WsMosquitto)
-    s = api_harness.Stack(tmp_path_factory.mktemp("console"))
+    s = api_harness.Stack(tmp_path_factory.mktemp(name))
     try:
         s.start()
         yield s
     finally:
         s.stop()
         mp.undo()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    with console_stack(tmp_path_factory, "console") as s:
+        yield s
 
 
 @pytest.fixture

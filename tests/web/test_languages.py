@@ -15,7 +15,6 @@ import re
 
 import pytest
 
-import tests.api.harness as api_harness
 from shoe_daemon import web
 from shoe_daemon.core.events import Kind
 from tests.web.harness import (
@@ -28,7 +27,7 @@ from tests.web.harness import (
     table_session,
 )
 from tests.web.pagecheck import assert_own_fonts, clipped_text, small_targets
-from tests.web.test_console import DEALER, TABLET, _WsMosquitto, hold_a_coup, open_console, wait_coup
+from tests.web.test_console import DEALER, TABLET, console_stack, hold_a_coup, open_console, wait_coup
 from tests.web.test_display import deal_stand_ins, wait_roads
 
 LANGS = ("en", "ru", "bg", "fi")
@@ -152,15 +151,8 @@ def test_the_display_takes_its_language_from_the_configuration(display_table, br
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setattr(api_harness, "MosquittoServer", _WsMosquitto)
-    s = api_harness.Stack(tmp_path_factory.mktemp("console-lang"))
-    try:
-        s.start()
+    with console_stack(tmp_path_factory, "console-lang") as s:
         yield s
-    finally:
-        s.stop()
-        mp.undo()
 
 
 def check_console(page, lang: str, where: str) -> None:
