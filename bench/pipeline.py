@@ -22,6 +22,10 @@
 - the publisher alone: ``MqttPublisher`` (delivery queue + paho client) on an asyncio loop in this
   process, QoS 1 to Mosquitto, as fast as the window of 16 unacknowledged messages allows:
   messages/s and this process's CPU time per message, MQTT 5 and 3.1.1.
+- paho alone: paho's own client with nothing of ours around it (its public ``publish``,
+  ``loop_write`` and ``loop_read`` in a plain select loop, the same window and payload): the least
+  any publisher built on paho's public API can cost a message here. Times the messages a card,
+  it is the floor under the daemon's CPU a card that no work of ours can go below.
 - memory of the daemon process (VmRSS, VmHWM) after those shoes (no camera).
 - start-up: from the fork of ``shoe-daemon run`` to its ``READY=1`` on a NOTIFY_SOCKET this process
   binds, on a fresh journal and on the journal of the 3 shoes (replay of the current shoe).
@@ -288,6 +292,42 @@ def bench_publisher(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_M
     return asyncio.run(run())
 
 
+def bench_paho_alone(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_MESSAGES,
+                     window: int = 16) -> float:
+    """CPU us per QoS 1 message of paho's client alone (no queue, no asyncio, no callbacks of ours
+    but a counter): ``publish`` while fewer than ``window`` are unacknowledged, then write, select,
+    read. The payload is the publisher benchmark's."""
+    import select
+
+    payload = json.dumps({"schema": 1, "seq": 0, "table_id": "bench", "type": "card", "coup": 12, "side": "punto",
+                          "card": "9H", "punto_total": 9, "banco_total": 7, "next": None, "source": "shoe",
+                          "x": "y" * 80}).encode()
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-paho-{protocol}",
+                         protocol=mqtt.MQTTv5 if protocol == "5" else mqtt.MQTTv311)
+    acked = 0
+
+    def on_publish(client, userdata, mid, reason_code, properties) -> None:
+        nonlocal acked
+        acked += 1
+
+    client.on_publish = on_publish
+    client.connect("127.0.0.1", broker.port)
+    while not client.is_connected():
+        client.loop(0.05)
+    sock = client.socket()
+    c0, sent = time.process_time(), 0
+    while acked < n:
+        while sent < n and sent - acked < window:
+            client.publish(f"bench/paho/{protocol}", payload, qos=1)
+            sent += 1
+        client.loop_write()
+        if select.select([sock], [], [], 1.0)[0]:
+            client.loop_read()
+    cpu = time.process_time() - c0
+    client.disconnect()
+    return cpu / n * 1e6
+
+
 class SubscriberProcess:
     """``bench._subscriber`` in its own process (see there why): the lines it writes, as they come."""
 
@@ -418,6 +458,11 @@ def main() -> dict[str, object]:
             results[f"publisher_mqtt{protocol}"] = {"messages_per_s": mps, "cpu_us_per_message": us}
             print(f"  the publisher alone (queue + paho client on an asyncio loop, QoS 1, MQTT {protocol:<5}):"
                   f" {mps:,.0f} messages/s, {us:.1f} us CPU a message ({PUBLISHER_MESSAGES:,} messages)")
+        for protocol in ("5", "3.1.1"):
+            us = bench_paho_alone(broker, protocol)
+            results[f"paho_alone_mqtt{protocol}"] = {"cpu_us_per_message": us}
+            print(f"  paho alone (its own client in a select loop, nothing of ours, QoS 1, MQTT {protocol:<5}):"
+                  f" {us:.1f} us CPU a message")
         cards, coups, messages, elapsed, cpu, rss, hwm, ready_fresh, readies = bench_throughput(workdir, broker, notify)
         rate = cards / elapsed
         cpu_us = cpu / cards * 1e6
@@ -431,6 +476,10 @@ def main() -> dict[str, object]:
         paho = results["publisher_mqtt5"]["cpu_us_per_message"] * messages / cards
         print(f"      of which the publisher's share, from its figure alone above (MQTT 5 x {messages / cards:.2f}"
               f" messages a card): ~{paho:.0f} us; the rest (reader, journal, core) ~{cpu_us - paho:.0f} us")
+        floor = min(results["paho_alone_mqtt5"]["cpu_us_per_message"],
+                    results["paho_alone_mqtt3.1.1"]["cpu_us_per_message"]) * messages / cards
+        print(f"      paho alone x {messages / cards:.2f} messages a card: ~{floor:.0f} us a card before the daemon does"
+              f" anything else ({'over' if floor > TARGET_CPU_US_PER_CARD else 'under'} the target by itself)")
         print(f"  daemon memory after {THROUGHPUT_SHOES} shoes (no camera): VmRSS {rss:.1f} MB, VmHWM {hwm:.1f} MB"
               f"   target <= {TARGET_RSS_MB} MB: {_verdict(max(rss, hwm) <= TARGET_RSS_MB)}")
         worst = max([ready_fresh, *readies])
