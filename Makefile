@@ -9,10 +9,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := test,broker,api,camera,floor-pg
 
-# The demo's venv: only what the demo runs (embedded broker, API and display), no test tools.
+# The demo's venv: only what the demo runs (embedded broker, API and display; the floor for
+# --tables N), no test tools.
 DEMO_VENV := .venv-demo
 DEMO_STAMP := $(DEMO_VENV)/.installed
-DEMO_EXTRAS := broker,api
+DEMO_EXTRAS := broker,api,floor
 
 .PHONY: demo test lint pytest bench drills clean system-deps constraints
 

@@ -1,10 +1,8 @@
 """The floor's database: one schema on SQLite (embedded default) or PostgreSQL (a floor).
 
-Migrations are a small versioned list (``MIGRATIONS``) applied in order inside one
-transaction each and recorded in ``floor_schema``; a database newer than this code
-is refused. Alembic was not used: it needs SQLAlchemy, and the floor writes plain
-SQL through the DB-API (sqlite3, psycopg 3) in the few statements below; a list of
-numbered SQL scripts that both engines run is all the versioning this needs.
+The schema is Alembic's (``schema.py``, ``migrations/versions/``), applied when a store
+is opened with ``migrate=True`` (the floor's start); the reads and writes below are
+plain SQL through the DB-API (sqlite3, psycopg 3).
 
 Idempotence is in the keys, not in the code that calls them:
 
@@ -30,71 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+from . import schema
 
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
-    (1, "tables, messages, coups, alerts, actions, status, gaps", [
-        """CREATE TABLE tables (
-            table_id TEXT PRIMARY KEY,
-            status TEXT, status_at DOUBLE PRECISION, version TEXT,
-            coup_seq BIGINT NOT NULL DEFAULT 0, coup_json TEXT,
-            shoe_seq BIGINT NOT NULL DEFAULT 0, shoe_json TEXT,
-            active_seq BIGINT NOT NULL DEFAULT 0, active_json TEXT,
-            updated_at DOUBLE PRECISION)""",
-        # Apart from `tables`, so that the gap checker never waits for the writer's row locks.
-        """CREATE TABLE seq_state (
-            table_id TEXT PRIMARY KEY, contiguous_seq BIGINT NOT NULL DEFAULT 0)""",
-        """CREATE TABLE messages (
-            table_id TEXT NOT NULL, seq BIGINT NOT NULL, topic TEXT NOT NULL, type TEXT,
-            t DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL, consumer TEXT,
-            PRIMARY KEY (table_id, seq))""",
-        """CREATE TABLE coups (
-            table_id TEXT NOT NULL, coup_id TEXT NOT NULL, revision INTEGER NOT NULL,
-            shoe INTEGER NOT NULL, coup INTEGER NOT NULL, seq BIGINT, t DOUBLE PRECISION,
-            punto TEXT, banco TEXT, punto_total INTEGER, banco_total INTEGER, winner TEXT,
-            natural_hand INTEGER, punto_pair INTEGER, banco_pair INTEGER, cards INTEGER,
-            last_hand INTEGER, voided INTEGER NOT NULL DEFAULT 0,
-            settlement TEXT, dealt TEXT, recalled INTEGER NOT NULL DEFAULT 0,
-            source TEXT NOT NULL, stored_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (table_id, coup_id, revision))""",
-        "CREATE INDEX coups_t ON coups (t)",
-        "CREATE INDEX coups_shoe ON coups (table_id, shoe, coup)",
-        """CREATE TABLE alert_events (
-            table_id TEXT NOT NULL, alert_id TEXT NOT NULL, action TEXT NOT NULL,
-            seq BIGINT, kind TEXT, severity TEXT, shoe INTEGER, coup INTEGER, message TEXT,
-            by_user TEXT, reason TEXT, t DOUBLE PRECISION, alert TEXT, source TEXT NOT NULL,
-            stored_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (table_id, alert_id, action))""",
-        "CREATE INDEX alert_events_t ON alert_events (t)",
-        """CREATE TABLE actions (
-            table_id TEXT NOT NULL, alert_id TEXT NOT NULL, action TEXT NOT NULL,
-            kind TEXT, by_user TEXT, reason TEXT, t DOUBLE PRECISION, shoe INTEGER, coup INTEGER,
-            PRIMARY KEY (table_id, alert_id, action))""",
-        """CREATE TABLE status_changes (
-            table_id TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, version TEXT,
-            PRIMARY KEY (table_id, at, state))""",
-        """CREATE TABLE gaps (
-            table_id TEXT NOT NULL, from_seq BIGINT NOT NULL, to_seq BIGINT NOT NULL,
-            detected_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL,
-            filled_at DOUBLE PRECISION,
-            coups_recovered INTEGER NOT NULL DEFAULT 0, alerts_recovered INTEGER NOT NULL DEFAULT 0,
-            error TEXT,
-            PRIMARY KEY (table_id, from_seq))""",
-        """CREATE TABLE rejected (
-            topic TEXT NOT NULL, payload TEXT, reason TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL)""",
-    ]),
-    (2, "voids: a coup voided (also after it settled), by whom, why, when", [
-        # One row per voided coup, whatever came first: the coup_voided alert or the result.
-        """CREATE TABLE voids (
-            table_id TEXT NOT NULL, coup_id TEXT NOT NULL, shoe INTEGER, coup INTEGER,
-            by_user TEXT, reason TEXT, t DOUBLE PRECISION, result_withdrawn INTEGER,
-            alert_id TEXT, seq BIGINT, source TEXT NOT NULL, stored_at DOUBLE PRECISION NOT NULL,
-            PRIMARY KEY (table_id, coup_id))""",
-        "ALTER TABLE coups ADD COLUMN voided_by TEXT",
-        "ALTER TABLE coups ADD COLUMN void_reason TEXT",
-        "ALTER TABLE coups ADD COLUMN voided_at DOUBLE PRECISION",
-    ]),
-]
+SCHEMA_VERSION = 2          # the newest revision in migrations/versions/ (a test holds them equal)
 
 # Alert kinds that record a supervisor's action (docs/mqtt.md, alerts/event).
 ACTION_KINDS = {"card_corrected", "coup_voided", "coup_resolved", "action_rejected"}
@@ -224,40 +160,20 @@ class Store:
     # ------------------------------------------------------------------ migrations
 
     def schema_version(self) -> int:
+        """The schema version Alembic recorded (0: none yet)."""
         try:
-            row = self.one("SELECT MAX(version) AS v FROM floor_schema")
+            row = self.one("SELECT version_num AS v FROM alembic_version")
         except Exception:  # noqa: BLE001 - no table yet
             self.rollback()
             return 0
-        return int(row["v"] or 0) if row else 0
+        return int(row["v"]) if row else 0
 
     def migrate(self) -> int:
-        """Apply the migrations this database lacks; returns the version reached."""
-        if self.kind == "postgresql":
-            # Two floor consumers starting at once: one migrates, the other waits.
-            self.execute("SELECT pg_advisory_lock(7160016)")
+        """Apply the migrations this database lacks (Alembic: ``schema.py``); returns the version reached."""
         try:
-            with self.transaction():
-                self.execute("CREATE TABLE IF NOT EXISTS floor_schema (version INTEGER PRIMARY KEY, "
-                             "name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
-            current = self.schema_version()
-            if current > SCHEMA_VERSION:
-                raise StoreError(f"the database is at schema {current}, newer than this floor ({SCHEMA_VERSION}); "
-                                 "upgrade shoe-daemon")
-            for version, name, statements in MIGRATIONS:
-                if version <= current:
-                    continue
-                with self.transaction():
-                    if self.schema_version() >= version:   # another process got there first
-                        continue
-                    for statement in statements:
-                        self.execute(statement)
-                    self.execute("INSERT INTO floor_schema (version, name, applied_at) VALUES (?, ?, ?)",
-                                 (version, name, time.time()))
-            return self.schema_version()
-        finally:
-            if self.kind == "postgresql":
-                self.execute("SELECT pg_advisory_unlock(7160016)")
+            return schema.upgrade(self.url)
+        except schema.SchemaError as exc:
+            raise StoreError(str(exc)) from None
 
     # ------------------------------------------------------------------ writes (inside a transaction)
 
@@ -583,4 +499,4 @@ def bool_int(v: Any) -> int | None:
     return _b(v)
 
 
-__all__: Iterable[str] = ["Store", "StoreError", "SCHEMA_VERSION", "MIGRATIONS", "is_action", "decode_coup"]
+__all__: Iterable[str] = ["Store", "StoreError", "SCHEMA_VERSION", "is_action", "decode_coup"]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from shoe_daemon.floor.store import SCHEMA_VERSION
 from shoe_daemon.recording.formats import find_fixtures, fixture_stem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,3 +102,14 @@ def test_replay_check_passes_on_it(installed):
     proc = shoe_daemon(installed, "replay", "--check")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert f"{len(LIBRARY)} of {len(LIBRARY)} fixtures match their check files" in proc.stderr
+
+
+def test_the_installed_floor_migrates_its_database(installed):
+    """The floor's Alembic revisions are package data: the installed copy builds its schema."""
+    _, venv, env, cwd = installed
+    cwd.mkdir(exist_ok=True)
+    code = ("import sys, shoe_daemon.floor.store as s; st = s.Store.open(sys.argv[1]); "
+            "print(s.__file__, st.schema_version(), st.count('coups'))")
+    out = run([str(venv / "bin" / "python"), "-c", code, f"sqlite:///{cwd / 'floor.sqlite3'}"], cwd=cwd, env=env)
+    where, version, coups = out.stdout.split()
+    assert where.startswith(str(venv)) and (int(version), int(coups)) == (SCHEMA_VERSION, 0)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 
+from shoe_daemon.floor import schema
 from shoe_daemon.floor.ingest import Incoming, Writer
 from shoe_daemon.floor.metrics import FloorMetrics
 from shoe_daemon.floor.store import SCHEMA_VERSION, Store
@@ -28,7 +30,7 @@ def test_schema_migrates_once_and_twice_is_a_no_op(db_url):
     assert a.schema_version() == SCHEMA_VERSION
     b = Store.open(db_url)          # a second consumer opening the same database
     assert b.schema_version() == SCHEMA_VERSION
-    assert b.count("floor_schema") == SCHEMA_VERSION
+    assert b.count("alembic_version") == 1
     a.close()
     b.close()
 
@@ -89,10 +91,13 @@ def test_a_database_newer_than_the_code_is_refused(sqlite_url):
 
     s = Store.open(sqlite_url)
     with s.transaction():
-        s.execute("INSERT INTO floor_schema (version, name, applied_at) VALUES (?, ?, ?)", (99, "future", 0.0))
+        s.execute("UPDATE alembic_version SET version_num = '0099'")     # a newer floor's revision
     s.close()
     with pytest.raises(StoreError, match="schema 99, newer than this floor"):
         Store.open(sqlite_url)
+    s = Store.open(sqlite_url, migrate=False)
+    assert s.schema_version() == 99            # refused, and left as it was
+    s.close()
 
 
 def _voided(seq: int, coup_id: str = "1-3", user: str | None = "sam") -> dict:
@@ -155,20 +160,41 @@ def test_a_voided_coup_from_the_recall_is_marked_with_its_alert(sqlite_url):
     s.close()
 
 
-def test_a_version_1_database_is_migrated_and_keeps_its_rows(sqlite_url, monkeypatch):
-    import shoe_daemon.floor.store as store_module
 
-    with monkeypatch.context() as m:
-        m.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:1])
-        m.setattr(store_module, "SCHEMA_VERSION", 1)
-        old = Store.open(sqlite_url)
-        assert old.schema_version() == 1
-        with old.transaction():
-            old.execute("INSERT INTO coups (table_id, coup_id, revision, shoe, coup, winner, source, stored_at) "
-                        "VALUES ('t1', '1-1', 0, 1, 1, 'tie', 'mqtt', 0)")
-        old.close()
+
+def test_a_version_1_database_is_migrated_and_keeps_its_rows(sqlite_url):
+    assert schema.upgrade(sqlite_url, to="0001") == 1
+    old = Store.open(sqlite_url, migrate=False)
+    with old.transaction():
+        old.execute("INSERT INTO coups (table_id, coup_id, revision, shoe, coup, winner, source, stored_at) "
+                    "VALUES ('t1', '1-1', 0, 1, 1, 'tie', 'mqtt', 0)")
+    old.close()
     s = Store.open(sqlite_url)
     assert s.schema_version() == SCHEMA_VERSION == 2
     c = s.coups()[0]
     assert (c["coup_id"], c["winner"], c["voided"], c["voided_by"], c["voided_at"]) == ("1-1", "tie", False, None, None)
     s.close()
+
+
+def test_a_database_of_the_floor_before_alembic_is_stamped_then_upgraded(db_url):
+    """The floor's own migration list recorded its versions in floor_schema: such a database
+    (here at version 1, with a row) is taken at that version by Alembic and upgraded."""
+    first = importlib.import_module("shoe_daemon.floor.migrations.versions.0001_tables")
+    old = Store.open(db_url, migrate=False)
+    with old.transaction():
+        for statement in first.STATEMENTS:
+            old.execute(statement)
+        old.execute("CREATE TABLE floor_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                    "applied_at DOUBLE PRECISION NOT NULL)")
+        old.execute("INSERT INTO floor_schema (version, name, applied_at) VALUES (1, 'tables', 0)")
+        old.execute("INSERT INTO coups (table_id, coup_id, revision, shoe, coup, winner, source, stored_at) "
+                    "VALUES ('t1', '1-1', 0, 1, 1, 'punto', 'mqtt', 0)")
+    old.close()
+    s = Store.open(db_url)
+    assert s.schema_version() == SCHEMA_VERSION
+    assert [(c["coup_id"], c["winner"], c["voided_by"]) for c in s.coups()] == [("1-1", "punto", None)]
+    s.close()
+
+
+def test_the_newest_revision_is_the_schema_version_the_code_names():
+    assert schema.head_version() == SCHEMA_VERSION
