@@ -9,7 +9,8 @@ serves the pit's page, a recall across tables, CSV exports and Prometheus metric
 Modules, one job each:
 
 - ``config``   the ``[floor]`` configuration file
-- ``store``    the database: schema migrations and every write and read (SQLite or PostgreSQL)
+- ``store``    the database: every write and read (SQLite or PostgreSQL)
+- ``schema``   its schema version: Alembic's revisions in ``migrations/``
 - ``ingest``   one MQTT message -> the rows it makes (pure), and the batching writer
 - ``consumer`` the MQTT client (shared subscription, manual acknowledgement after commit)
 - ``gaps``     gap detection on the stored ``seq`` and the recall that fills gaps
