@@ -7,7 +7,7 @@ PIP_C := -c constraints.txt
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := test,broker,api,camera,floor-pg
+EXTRAS := test,broker,api,camera,floor,floor-pg
 
 # The demo's venv: only what the demo runs (embedded broker, API and display; the floor for
 # --tables N), no test tools.

@@ -40,7 +40,7 @@ def test_demo_installs_only_what_it_runs_into_its_own_venv():
     (install,) = installs(lines)
     assert install.startswith(".venv-demo/bin/python ") and "-c constraints.txt" in install
     extras = extras_of(install)
-    assert extras == {"broker", "api"}
+    assert extras == {"broker", "api", "floor"}      # the floor: demo --tables N
     requirements = [Requirement(r) for extra in extras for r in PROJECT["optional-dependencies"][extra]]
     requirements += [Requirement(r) for r in PROJECT["dependencies"]]
     assert not TEST_TOOLS & {canonicalize_name(r.name) for r in requirements}
