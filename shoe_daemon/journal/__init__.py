@@ -21,8 +21,9 @@ from shoe_daemon.journal.errors import (
     Reason,
     RecallCorrupt,
 )
+from shoe_daemon.journal.files import APPLICATION_ID, FORMAT_VERSION
 from shoe_daemon.journal.salvage import ExportResult, RecoverResult, export_jsonl, recover
-from shoe_daemon.journal.store import APPLICATION_ID, FORMAT_VERSION, CoupRecord, Entry, Journal, RawRecord
+from shoe_daemon.journal.store import CoupRecord, Entry, Journal, RawRecord
 from shoe_daemon.journal.verify import Report
 
 __all__ = [

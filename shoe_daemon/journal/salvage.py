@@ -26,7 +26,8 @@ from typing import IO
 from shoe_daemon.core.events import Event, Kind
 from shoe_daemon.journal.chain import genesis
 from shoe_daemon.journal.errors import JournalCorrupt, JournalNotFound
-from shoe_daemon.journal.store import Journal, Synchronous, _fsync_dir, _now_iso, _WriterLock
+from shoe_daemon.journal.files import WriterLock, fsync_dir, now_iso
+from shoe_daemon.journal.store import Journal, Synchronous
 from shoe_daemon.journal.verify import Report
 
 
@@ -88,7 +89,7 @@ class _Sink:
             os.fsync(self.fh.fileno())
             self.fh.close()
             os.replace(self.tmp, self.out)
-            _fsync_dir(Path(self.out).absolute().parent)
+            fsync_dir(Path(self.out).absolute().parent)
             self.tmp = None
 
     def discard(self) -> None:
@@ -186,7 +187,7 @@ def recover(
     Takes the writer lock: raises :class:`JournalBusy` while the daemon runs.
     """
     p = Path(path)
-    lock = _WriterLock(p)
+    lock = WriterLock(p)
     lock.acquire()
     try:
         if not p.exists():
@@ -218,7 +219,7 @@ def recover(
                 dst = Path(f"{base}{suffix}")
                 os.rename(src, dst)
                 moved.append(str(dst))
-        _fsync_dir(p.absolute().parent)
+        fsync_dir(p.absolute().parent)
 
         problem = export.problem
         recovered_from = {
@@ -227,7 +228,7 @@ def recover(
             "last_good_seq": export.last_seq or 0,
             "reason": problem.reason.value if problem else None,
             "detail": problem.detail if problem else "recover --force",
-            "at": _now_iso(),
+            "at": now_iso(),
             "carried": len(shoe) if carry_shoe else 0,
         }
         fresh = Journal.open(p, create=True, synchronous=synchronous, verify="none", _lock=lock)
