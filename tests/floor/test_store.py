@@ -198,3 +198,13 @@ def test_a_database_of_the_floor_before_alembic_is_stamped_then_upgraded(db_url)
 
 def test_the_newest_revision_is_the_schema_version_the_code_names():
     assert schema.head_version() == SCHEMA_VERSION
+
+
+def test_without_alembic_the_floor_says_which_extra_to_install(sqlite_url, monkeypatch):
+    import pytest
+
+    from shoe_daemon.floor.store import StoreError
+
+    monkeypatch.setitem(__import__("sys").modules, "alembic", None)     # import alembic fails
+    with pytest.raises(StoreError, match=r"need Alembic: pip install 'shoe-daemon\[floor\]'"):
+        Store.open(sqlite_url)
