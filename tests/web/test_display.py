@@ -23,6 +23,7 @@ from tests.web.harness import (
     SCREENSHOTS,
     DisplayServer,
     conn_state,
+    deal_stand_ins,
     display_config_for,
     make_publisher,
     open_display,
@@ -281,25 +282,6 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
     finally:
         publisher.stop(timeout=2)
         server.stop()
-
-
-def camera_event(session, code: str, zone: str, confidence: float):
-    value = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}.get(code[0]) if not code[0].isdigit() else int(code[0])
-    return session.feed(Kind.CAMERA_CARD, "camera", card=code, value=value, status="ok", confidence=confidence,
-                        zone=zone)
-
-
-def deal_stand_ins(session, rest: list[str], confidence: float) -> list:
-    """Three cards of a new coup: Punto from the shoe; Banco unread by the shoe, read by the camera;
-    Punto unread by both, typed in by the dealer."""
-    outs = session.card(rest.pop(0))
-    outs += session.feed(Kind.CARD_UNREADABLE)
-    outs += camera_event(session, rest.pop(0), "banco", confidence)
-    outs += session.feed(Kind.CARD_UNREADABLE)
-    outs += session.feed(Kind.CAMERA_CARD, "camera", card=None, value=None, status="unsure", confidence=0.3,
-                         zone="punto")
-    outs += session.feed(Kind.CARD, "api", card=rest.pop(0), user="dealer", reason="read by eye")
-    return outs
 
 
 def finish_coup(session, rest: list[str]) -> list:
