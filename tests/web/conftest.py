@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,7 @@ from shoe_daemon.core.events import Kind
 from shoe_daemon.emulator import EmulatedShoe
 from tests.support.mosquitto import MosquittoServer, free_port
 from tests.web.harness import (
+    SCREENSHOTS,
     DisplayServer,
     Session,
     browser_session,
@@ -42,6 +45,14 @@ def browser():
     """Chromium that cannot see the host's fonts: every page test passes on any machine or none."""
     with browser_session(hide_host_fonts=True) as b:
         yield b
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where a test's screenshots go: docs/screenshots with UPDATE_SCREENSHOTS=1, else its tmp_path."""
+    out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 @pytest.fixture
