@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from shoe_daemon.core.errors import EventError
 from shoe_daemon.core.outputs import parse_json
+from shoe_daemon.game.unset import UNSET  # re-exported: the payloads' "not in the data"
 
 
 class Kind(StrEnum):
@@ -96,21 +97,6 @@ def _opt(check):
 
 INT, STR, BOOL, NUMBER, LIST, DICT, ANY = _is_int, _is_str, _is_bool, _is_number, _is_list, _is_dict, _any
 OPT_INT, OPT_STR, OPT_NUMBER, OPT_DICT = _opt(INT), _opt(STR), _opt(NUMBER), _opt(DICT)
-
-
-class _Unset:
-    """A field the data does not hold (distinct from a null the data holds)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-UNSET: Any = _Unset()
 
 
 @functools.cache

@@ -78,8 +78,6 @@ def limits_from_config(limits_cfg) -> TableLimits:
 
 # Actions a person takes on the coup they saw: refused if another coup is current.
 _COUP_ACTIONS = frozenset({Kind.VOID_COUP, Kind.RESOLVE_COUP, Kind.CORRECT_CARD})
-# The alerts that record a person's coup action: they name the person (evidence.user).
-_ACTION_ALERTS = frozenset({AlertKind.COUP_VOIDED, AlertKind.COUP_RESOLVED, AlertKind.CARD_CORRECTED})
 
 
 class Table:
@@ -406,14 +404,17 @@ class Table:
         self._engine_action(event, out, lambda: self.engine.close_coup(t=event.t))
 
     def _on_void(self, event: Event, out: Outbox) -> None:
-        self._engine_action(event, out, lambda: self.engine.void_coup(event.payload.why, t=event.t))
+        p = event.payload
+        self._engine_action(event, out, lambda: self.engine.void_coup(p.why, by=p.user, t=event.t))
 
     def _on_correct(self, event: Event, out: Outbox) -> None:
         p = event.payload
-        self._engine_action(event, out, lambda: self.engine.correct_card(p.index, p.card, p.why, t=event.t))
+        self._engine_action(event, out, lambda: self.engine.correct_card(
+            p.index, p.card, p.why, by=p.user, t=event.t))
 
     def _on_resolve(self, event: Event, out: Outbox) -> None:
-        self._engine_action(event, out, lambda: self.engine.resolve(event.payload.why, t=event.t))
+        p = event.payload
+        self._engine_action(event, out, lambda: self.engine.resolve(p.why, by=p.user, t=event.t))
 
     def _on_clear(self, event: Event, out: Outbox) -> None:
         alert_id = event.payload.alert_id
@@ -470,10 +471,7 @@ class Table:
         for alert in step.alerts:
             if alert.kind is AlertKind.CARD_CORRECTED:   # the corrected card is the corrector's
                 self.ledger.corrected(f"{alert.shoe}-{alert.coup}", alert.evidence["index"], event.source)
-            record = alert.to_dict()
-            if event.kind in _COUP_ACTIONS and alert.kind in _ACTION_ALERTS and "user" in event.data:
-                record["evidence"] = {**record["evidence"], "user": event.data["user"]}   # who acted
-            self.alerts.add(out, record, t)
+            self.alerts.add(out, alert.to_dict(), t)
             if alert.evidence.get("result_withdrawn"):
                 withdrawn = f"{alert.shoe}-{alert.coup}"
         if withdrawn is not None and (step.result is None or step.result.coup_id != withdrawn):

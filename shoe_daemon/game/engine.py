@@ -31,10 +31,12 @@ Inputs (each returns a :class:`Step`):
 Supervisor actions (each returns a :class:`Step`; :class:`EngineError`, with
 no change of state, when the action does not apply):
 
-``void_coup(reason="", *, t=0.0)``, ``resolve(reason="", *, t=0.0)`` (release a
-held coup), ``correct_card(index, card, reason="", *, t=0.0)`` (``index`` is the
-0-based position in the coup's dealing order), ``hold(reason="", *, t=0.0)`` (a
-fault outside the cards: the error policy for the coup in progress or the next).
+``void_coup(reason="", *, by=UNSET, t=0.0)``, ``resolve(reason="", *, by=UNSET, t=0.0)``
+(release a held coup), ``correct_card(index, card, reason="", *, by=UNSET, t=0.0)``
+(``index`` is the 0-based position in the coup's dealing order), ``hold(reason="", *,
+t=0.0)`` (a fault outside the cards: the error policy for the coup in progress or the
+next). ``by`` names the person who acted: their action's alerts say so (``evidence.user``;
+left :data:`~shoe_daemon.game.unset.UNSET`, nobody is named).
 
 Read-only views: ``snapshot() -> CoupSnapshot``, ``shoe_state() -> ShoeState``,
 ``rules``.
@@ -57,6 +59,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from shoe_daemon.game import frozen
 from shoe_daemon.game.alerts import Alert, AlertKind, Severity, make_alert
@@ -64,6 +67,7 @@ from shoe_daemon.game.cards import Card
 from shoe_daemon.game.coup import Coup, CoupResult, CoupSnapshot, coup_result
 from shoe_daemon.game.shoe import CARDS, INDEX_BY_ID, Shoe, ShoeState, as_card, check_decks
 from shoe_daemon.game.tableau import Side
+from shoe_daemon.game.unset import UNSET
 
 __all__ = [
     "BurnPolicy",
@@ -216,6 +220,13 @@ class _TableCoup(Coup):
 
 def _codes(cards) -> list[str]:
     return [c.code for c in cards]
+
+
+def _named(evidence: dict, by: Any) -> dict:
+    """A person's action's evidence, naming the person last when one is named (even as null)."""
+    if by is not UNSET:
+        evidence["user"] = by
+    return evidence
 
 
 class DealingEngine:
@@ -470,15 +481,15 @@ class DealingEngine:
 
     # ------------------------------------------------------------ supervisor
 
-    def void_coup(self, reason: str = "", *, t: float = 0.0) -> Step:
-        """Void the current coup (even a settled one: its result is withdrawn)."""
+    def void_coup(self, reason: str = "", *, by: Any = UNSET, t: float = 0.0) -> Step:
+        """Void the current coup (even a settled one: its result is withdrawn); ``by``: who did."""
         coup = self._coup
         if coup is None:
             raise EngineError(f"shoe {self._shoe_no} has no coup to void")
         if coup.voided:
             raise EngineError(f"coup {coup.coup_id} is already void")
         alerts = []
-        self._void(coup, reason, alerts, t)
+        self._void(coup, reason, alerts, t, by)
         self._undo = None
         return self._step(alerts=alerts)
 
@@ -505,8 +516,8 @@ class DealingEngine:
         """A hold waits for the next coup to open."""
         return self._hold_next
 
-    def resolve(self, reason: str = "", *, t: float = 0.0) -> Step:
-        """Release a held coup: it goes on by the tableau and settles when complete."""
+    def resolve(self, reason: str = "", *, by: Any = UNSET, t: float = 0.0) -> Step:
+        """Release a held coup: it goes on by the tableau and settles when complete; ``by``: who did."""
         coup = self._coup
         if (coup is None or not coup.held) and self._hold_next:
             # The hold waited for a coup that has not opened: release it before it does.
@@ -515,26 +526,28 @@ class DealingEngine:
             return self._step(alerts=[self._alert(
                 number, AlertKind.COUP_RESOLVED, Severity.INFO,
                 f"Coup {number} released by the supervisor before it opened" + (f": {reason}." if reason else "."),
-                {"reason": reason}, t)])
+                _named({"reason": reason}, by), t)])
         if coup is None or not coup.held:
             raise EngineError("no coup is held")
         coup.held = False
         alerts = [self._alert(
             coup.number, AlertKind.COUP_RESOLVED, Severity.INFO,
             f"Coup {coup.number} released by the supervisor" + (f": {reason}." if reason else "."),
-            {"reason": reason, **self._layout(coup)}, t)]
+            _named({"reason": reason, **self._layout(coup)}, by), t)]
         result = None
         if coup.next_side is None and (self._auto or coup.close_requested):
             result = self._settle(coup)
         return self._step(result=result, alerts=alerts)
 
-    def correct_card(self, index: int, card, reason: str = "", *, t: float = 0.0) -> Step:
+    def correct_card(self, index: int, card, reason: str = "", *, by: Any = UNSET,
+                     t: float = 0.0) -> Step:
         """Replace the card at ``index`` (0-based, dealing order) of the current coup.
 
         The coup is replayed through the tableau with the corrected card: sides and
         totals follow; cards it no longer has room for become extra cards; a settled
         coup is re-settled (result ``revision`` + 1) or, if it now needs a card,
-        reopened. The original reading stays in the ``card_corrected`` alert.
+        reopened. The original reading stays in the ``card_corrected`` alert. ``by``: who
+        corrected it (named in that alert and in a void the correction's errors bring).
         """
         coup = self._coup
         if coup is None or coup.voided:
@@ -557,8 +570,8 @@ class DealingEngine:
             coup.number, AlertKind.CARD_CORRECTED, Severity.INFO,
             f"Card {index + 1} of coup {coup.number} corrected from {old.code} to {new.code}"
             + (f": {reason}." if reason else "."),
-            {"index": index, "original": old.code, "corrected": new.code, "side": old_side,
-             "reason": reason, "before": self._layout(coup)}, t)
+            _named({"index": index, "original": old.code, "corrected": new.code, "side": old_side,
+                    "reason": reason, "before": self._layout(coup)}, by), t)
         alerts.append(correction)
         new_idx = INDEX_BY_ID[id(new)]
         if not shoe.take(new_idx):
@@ -574,7 +587,7 @@ class DealingEngine:
         if was_settled:
             coup.settled = coup.closed = False
             coup.result = None
-        self._apply_policy(coup, alerts, t)
+        self._apply_policy(coup, alerts, t, by)
         result = None
         if (coup.next_side is None and not coup.held and not coup.voided
                 and (self._auto or was_settled or coup.close_requested)):
@@ -694,7 +707,7 @@ class DealingEngine:
         coup.result = result
         return result
 
-    def _void(self, coup: _TableCoup, reason: str, alerts: list, t) -> None:
+    def _void(self, coup: _TableCoup, reason: str, alerts: list, t, by: Any = UNSET) -> None:
         withdrawn = coup.settled
         coup.voided = coup.closed = True
         coup.held = coup.settled = False
@@ -703,10 +716,11 @@ class DealingEngine:
             coup.number, AlertKind.COUP_VOIDED, Severity.INFO,
             f"Coup {coup.number} is void" + (f": {reason}." if reason else ".")
             + (" Its result is withdrawn." if withdrawn else ""),
-            {"reason": reason, "result_withdrawn": withdrawn, **self._layout(coup)}, t))
+            _named({"reason": reason, "result_withdrawn": withdrawn, **self._layout(coup)}, by), t))
 
-    def _apply_policy(self, coup, alerts: list, t) -> None:
-        """The error policy, for the coup in progress, after error or critical alerts."""
+    def _apply_policy(self, coup, alerts: list, t, by: Any = UNSET) -> None:
+        """The error policy, for the coup in progress, after error or critical alerts (``by``: the
+        person whose action brought them, named in the void)."""
         if coup is None or coup.closed:
             return
         errors = [a.id for a in alerts if a.severity.stops_play]
@@ -715,7 +729,7 @@ class DealingEngine:
         if self._policy is ErrorPolicy.HOLD:
             coup.held = True
         elif self._policy is ErrorPolicy.VOID:
-            self._void(coup, f"error policy 'void' after {', '.join(errors)}", alerts, t)
+            self._void(coup, f"error policy 'void' after {', '.join(errors)}", alerts, t, by)
 
     @staticmethod
     def _add(alerts, alert):

@@ -21,6 +21,7 @@ import httpx
 from firmware_protocol.messages import CardDrawn, CardUnreadable, UnreadableReason
 from shoe_daemon.emulator import EmulatedShoe
 from tests.support.mosquitto import MosquittoServer, free_port
+from tests.support.waiting import wait_until
 
 ROLES = ("dealer", "supervisor", "pit", "technician")
 
@@ -144,17 +145,14 @@ class Stack:
         return {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
 
     def wait(self, predicate, timeout: float = 10.0, what: str = "a condition"):
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
+        """``wait_until(predicate)``, reading an API that does not answer yet as "not yet"."""
+        def attempt():
             try:
-                last = predicate()
+                return predicate()
             except httpx.TransportError:
-                last = None
-            if last:
-                return last
-            time.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}")
+                return None
+
+        return wait_until(attempt, timeout, what)
 
     # -- the table -------------------------------------------------------------------------
     def open_coup(self) -> str:

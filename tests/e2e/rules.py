@@ -173,6 +173,11 @@ def statuses(messages: Iterable[Received], prefix: str) -> list[str]:
     return [payload(m)["state"] for m in messages if m.topic == f"{prefix}/status" and not m.retain]
 
 
+def n_results(messages: Iterable[Received], prefix: str) -> int:
+    """How many coup/result messages came (a re-settled coup's counts again)."""
+    return sum(1 for m in messages if m.topic == f"{prefix}/coup/result")
+
+
 def check_cards(stream: list[tuple[str, dict]]) -> list[dict]:
     """Every coup/card against the tableau: its side, both totals after it, the next side.
     Returns the card messages in order."""

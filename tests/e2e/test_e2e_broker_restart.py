@@ -21,6 +21,7 @@ from tests.e2e.rules import (
     coups_from_dealt,
     dealt_list,
     live_stream,
+    n_results,
     statuses,
 )
 from tests.support.mosquitto import Subscriber
@@ -28,10 +29,6 @@ from tests.support.mosquitto import Subscriber
 PREFIX = "baccarat/e2e"
 COUPS = 40
 RETAINED = ("status", "coup/current", "shoe", "history", "alerts/active", "sources")
-
-
-def n_results(msgs) -> int:
-    return sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result")
 
 
 def test_broker_restart_mid_shoe_loses_nothing(tmp_path, mosquitto_factory, mqtt_subscriber, shoe_factory,
@@ -44,10 +41,10 @@ def test_broker_restart_mid_shoe_loses_nothing(tmp_path, mosquitto_factory, mqtt
                        mqtt_port=broker.port)
     daemon = daemon_factory(cfg).start()
     shoe.start()
-    sub.wait_for(lambda msgs: n_results(msgs) >= 8, timeout=30)
-    before = n_results(sub.snapshot())
+    sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= 8, timeout=30)
+    before = n_results(sub.snapshot(), PREFIX)
     broker.restart(down_for=0.5)
-    sub.wait_for(lambda msgs: n_results(msgs) >= COUPS, timeout=45)
+    sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= COUPS, timeout=45)
     assert shoe.wait(15), "the emulator did not finish its script"
     assert before < COUPS - 5, "the broker restart was not mid-shoe"
     assert "lost the MQTT broker" in daemon.log_text()

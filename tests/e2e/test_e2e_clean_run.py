@@ -15,15 +15,12 @@ from tests.e2e.rules import (
     coups_from_dealt,
     dealt_list,
     live_stream,
+    n_results,
     statuses,
 )
 
 PREFIX = "baccarat/e2e"
 COUPS = 20
-
-
-def n_results(msgs) -> int:
-    return sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result")
 
 
 def test_clean_run_every_card_and_result_right(tmp_path, mosquitto, mqtt_subscriber, shoe_factory, daemon_factory):
@@ -33,7 +30,7 @@ def test_clean_run_every_card_and_result_right(tmp_path, mosquitto, mqtt_subscri
                        mqtt_port=mosquitto.port)
     daemon = daemon_factory(cfg).start()
     shoe.start()
-    sub.wait_for(lambda msgs: n_results(msgs) >= COUPS, timeout=30)
+    sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= COUPS, timeout=30)
     assert shoe.wait(10), "the emulator did not finish its script"
     assert daemon.stop() == 0, daemon.log_text()
     sub.wait_for(lambda msgs: statuses(msgs, PREFIX)[-1:] == ["offline"], timeout=20)

@@ -30,6 +30,7 @@ from tests.e2e.rules import (
     coups_from_dealt,
     dealt_list,
     live_stream,
+    n_results,
     statuses,
 )
 
@@ -55,10 +56,6 @@ def scripted_session(seed: int, coups: int = COUPS, kill_coup: int = KILL_COUP, 
                     cut = len(actions)
     assert cut is not None and counted >= 4
     return actions[:cut], actions[cut:], script
-
-
-def n_results(msgs) -> int:
-    return sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result")
 
 
 SESSIONS = {
@@ -134,7 +131,7 @@ def test_sigkill_mid_coup_resumes_the_coup(tmp_path, mosquitto, mqtt_subscriber,
     after = sub.wait_for(current_again_after_restart, timeout=20)
     assert after == before_kill, "the restarted daemon does not show the coup it was killed in"
 
-    sub.wait_for(lambda msgs: n_results(msgs) >= coups, timeout=40)
+    sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= coups, timeout=40)
     assert shoe.wait(15), "the emulator did not finish its script"
     assert daemon.stop() == 0, daemon.log_text()
     sub.wait_for(lambda msgs: statuses(msgs, PREFIX)[-1:] == ["offline"], timeout=20)

@@ -24,14 +24,10 @@ import pytest
 from shoe_daemon.core.events import Kind
 from shoe_daemon.journal import Journal
 from tests.e2e.harness import run_cli, write_config
-from tests.e2e.rules import card_list, dealt_list, statuses
+from tests.e2e.rules import card_list, dealt_list, n_results, statuses
 
 PREFIX = "baccarat/e2e"
 COUPS = 6
-
-
-def n_results(msgs) -> int:
-    return sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result")
 
 
 def journal_cards(path) -> list[tuple[int, str]]:
@@ -101,7 +97,7 @@ def test_torn_journal_tail_stops_the_daemon_until_recovered(tmp_path, mosquitto,
     cfg = write_config(tmp_path / "daemon.toml", shoe_port=shoe.link, journal=journal, mqtt_port=mosquitto.port)
     daemon = daemon_factory(cfg).start()
     shoe.start()
-    sub.wait_for(lambda msgs: n_results(msgs) >= COUPS, timeout=30)
+    sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= COUPS, timeout=30)
     assert shoe.wait(10)
     assert daemon.kill() == -9
     sub.wait_for(lambda msgs: statuses(msgs, PREFIX) == ["online", "offline"], timeout=20)

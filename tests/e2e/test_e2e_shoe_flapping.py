@@ -16,16 +16,20 @@ from __future__ import annotations
 
 from shoe_daemon.emulator import Faults
 from tests.e2e.harness import write_config
-from tests.e2e.rules import card_list, check_cards, check_results, coups_from_dealt, dealt_list, live_stream
+from tests.e2e.rules import (
+    card_list,
+    check_cards,
+    check_results,
+    coups_from_dealt,
+    dealt_list,
+    live_stream,
+    n_results,
+)
 
 PREFIX = "baccarat/e2e"
 COUPS = 40
 SEED = 13
 RING = 48
-
-
-def n_results(msgs) -> int:
-    return sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result")
 
 
 def test_flapping_link_loses_no_card(tmp_path, mosquitto, mqtt_subscriber, shoe_factory, daemon_factory):
@@ -41,7 +45,7 @@ def test_flapping_link_loses_no_card(tmp_path, mosquitto, mqtt_subscriber, shoe_
     shoe.start()
     assert shoe.wait(60), "the emulator did not finish its script"
     try:
-        sub.wait_for(lambda msgs: n_results(msgs) >= COUPS, timeout=10)
+        sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= COUPS, timeout=10)
     except TimeoutError:
         pass  # a lost card holds its coup: the checks below say what went wrong
     assert daemon.stop() == 0, daemon.log_text()

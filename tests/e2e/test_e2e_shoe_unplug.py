@@ -19,15 +19,12 @@ from tests.e2e.rules import (
     coups_from_dealt,
     dealt_list,
     live_stream,
+    n_results,
 )
 
 PREFIX = "baccarat/e2e"
 COUPS = 20
 SEED = 303
-
-
-def n_results(msgs) -> int:
-    return sum(1 for m in msgs if m.topic == f"{PREFIX}/coup/result")
 
 
 def mid_coup_unplugs(shoe) -> list[int]:
@@ -56,7 +53,7 @@ def test_shoe_unplugged_mid_coup_loses_no_card(tmp_path, mosquitto, mqtt_subscri
                        mqtt_port=mosquitto.port)
     daemon = daemon_factory(cfg).start()
     shoe.start()
-    sub.wait_for(lambda msgs: n_results(msgs) >= COUPS, timeout=40)
+    sub.wait_for(lambda msgs: n_results(msgs, PREFIX) >= COUPS, timeout=40)
     assert shoe.wait(15), "the emulator did not finish its script"
     assert daemon.stop() == 0, daemon.log_text()
 

@@ -473,6 +473,24 @@ def test_void_coup_in_progress_and_settled():
         engine().void_coup()
 
 
+def test_a_person_s_action_names_them_last_in_its_alerts():
+    e = engine()
+    deal(e, "2H 3S")
+    voided = only_alert(e.void_coup("misdeal", by="sam"), AlertKind.COUP_VOIDED).evidence
+    assert list(voided)[-1] == "user" and voided["user"] == "sam"
+    e = engine()
+    deal(e, "2H 3S")
+    assert "user" not in only_alert(e.void_coup("misdeal"), AlertKind.COUP_VOIDED).evidence   # nobody named
+    e = engine(on_error="void")
+    deal(e, "2H 3S 2S 3D 9C")
+    step = e.correct_card(0, "7H", by="ann")           # the fifth card has no place: void by the policy
+    assert kinds(step) == ["card_corrected", "extra_card", "coup_voided"]
+    assert [a.evidence.get("user") for a in step.alerts] == ["ann", None, "ann"]
+    e = engine()
+    deal(e, "2H", side="banco")                         # wrong side: held
+    assert only_alert(e.resolve("moved", by=None), AlertKind.COUP_RESOLVED).evidence["user"] is None
+
+
 def test_resolve_requires_a_held_coup():
     with pytest.raises(EngineError, match="held"):
         engine().resolve()

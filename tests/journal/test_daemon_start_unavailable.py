@@ -16,18 +16,15 @@ import pytest
 from firmware_protocol.messages import CardDrawn, Lights
 from shoe_daemon import service
 from tests.api.harness import Stack
+from tests.support.waiting import wait_until
 
 from .fs import fill, remount, tmpfs
 
 
 def wait_log(caplog, text: str, timeout: float = 15.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for record in caplog.records:
-            if text in record.getMessage():
-                return record.getMessage()
-        time.sleep(0.05)
-    raise AssertionError(f"no log line with {text!r}: {caplog.text[-2000:]}")
+    """The first log message holding ``text``, once there is one (the log shows with a failure)."""
+    return wait_until(lambda: next((m for r in caplog.records if text in (m := r.getMessage())), None),
+                      timeout, f"a log line with {text!r}")
 
 
 def api_down(stack: Stack) -> bool:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
-import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -14,9 +14,13 @@ from paho.mqtt.enums import CallbackAPIVersion
 from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish.broker import EmbeddedBroker
 from shoe_daemon.publish.mqtt import MqttPublisher
-from tests.support.mosquitto import Subscriber, free_port
+from tests.support.mosquitto import Subscriber, free_port, probe
 
 pytestmark = pytest.mark.timeout(60)
+
+
+# The embedded broker speaks MQTT 3.1.1 only.
+probe311 = functools.partial(probe, protocol="3.1.1")
 
 
 @pytest.fixture
@@ -27,29 +31,9 @@ def embedded():
     broker.stop()
 
 
-def connect_result(port: int, protocol: int) -> str:
-    done = threading.Event()
-    result: list[str] = []
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"probe-{protocol}", protocol=protocol)
-
-    def on_connect(c, u, flags, reason_code, props):
-        result.append(str(reason_code))
-        done.set()
-
-    client.on_connect = on_connect
-    client.connect_async("127.0.0.1", port)
-    client.loop_start()
-    try:
-        done.wait(5)
-    finally:
-        client.disconnect()
-        client.loop_stop()
-    return result[0] if result else "no answer"
-
-
 def test_paho_311_connects_mqtt5_is_refused(embedded):
-    assert connect_result(embedded.port, mqtt.MQTTv311) == "Success"
-    assert connect_result(embedded.port, mqtt.MQTTv5) == "Unsupported protocol version"
+    assert probe311(embedded.port) == "Success"
+    assert probe(embedded.port, protocol="5") == "Unsupported protocol version"
 
 
 def test_retained_and_last_will(embedded):
@@ -129,42 +113,18 @@ def test_loopback_only_and_a_busy_port_is_an_error():
     b.stop()
 
 
-def probe(port: int, *, username=None, password=None, will=None, publish=()) -> str:
-    """Connect (as ``username`` or anonymously, with a Last Will on ``will``), publish retained
-    messages, then vanish without DISCONNECT; the CONNECT's result."""
-    done = threading.Event()
-    result: list[str] = []
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"probe-{username}-{will}", protocol=mqtt.MQTTv311)
-    if username is not None:
-        client.username_pw_set(username, password)
-    if will is not None:
-        client.will_set(will, '{"state":"offline","forged":true}', qos=1, retain=True)
-    client.on_connect = lambda c, u, f, rc, p: (result.append(str(rc)), done.set())
-    client.connect_async("127.0.0.1", port)
-    client.loop_start()
-    try:
-        done.wait(5)
-        for topic in publish:
-            if result == ["Success"]:
-                client.publish(topic, '{"winner":"forged"}', qos=1, retain=True).wait_for_publish(5)
-    finally:
-        client.loop_stop()
-        client.socket() and client.socket().close()
-    return result[0] if result else "no answer"
-
-
 def test_only_the_writer_publishes_a_display_only_reads(embedded):
     """The issue: any local process could publish a retained forged coup/result or status=offline
     under the table's prefix. Now: anonymous (a display) reads; its publishes are dropped, its Last
     Will there is refused; a wrong writer password is refused; the writer's messages go through."""
     user, password = embedded.credentials
     with Subscriber(embedded.port, "baccarat/T1/#", protocol="3.1.1") as display:   # reading: anonymous
-        assert probe(embedded.port, publish=["baccarat/T1/coup/result"]) == "Success"
-        assert probe(embedded.port, will="baccarat/T1/status") != "Success"
-        assert probe(embedded.port, username=user, password="wrong",
-                     publish=["baccarat/T1/coup/result"]) != "Success"
-        assert probe(embedded.port, username="display", password="x") != "Success"
-        assert probe(embedded.port, username=user, password=password, publish=["baccarat/T1/coup/card"]) == "Success"
+        assert probe311(embedded.port, publish=["baccarat/T1/coup/result"]) == "Success"
+        assert probe311(embedded.port, will="baccarat/T1/status") != "Success"
+        assert probe311(embedded.port, username=user, password="wrong",
+                        publish=["baccarat/T1/coup/result"]) != "Success"
+        assert probe311(embedded.port, username="display", password="x") != "Success"
+        assert probe311(embedded.port, username=user, password=password, publish=["baccarat/T1/coup/card"]) == "Success"
         display.wait_for(lambda ms: any(m.topic == "baccarat/T1/coup/card" for m in ms))
         time.sleep(0.5)                       # the forged ones would have arrived by now
         assert {m.topic for m in display.snapshot()} == {"baccarat/T1/coup/card"}
@@ -179,7 +139,7 @@ def test_a_protected_prefix_leaves_other_topics_open():
     broker.start()
     try:
         with Subscriber(broker.port, "#", protocol="3.1.1") as sub:
-            probe(broker.port, publish=["baccarat/T1/status", "elsewhere/x"])
+            probe311(broker.port, publish=["baccarat/T1/status", "elsewhere/x"])
             sub.wait_for(lambda ms: any(m.topic == "elsewhere/x" for m in ms))
             time.sleep(0.3)
             assert [m.topic for m in sub.snapshot()] == ["elsewhere/x"]

@@ -17,12 +17,12 @@ import pytest
 
 from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish.mqtt import MqttPublisher
+from tests.publish.helpers import PREFIX, check_each_threads_order, seqs, states
 from tests.publish.relay import Relay
 from tests.support.mosquitto import MosquittoServer, Subscriber, free_port, make_password_file
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-PREFIX = "baccarat/T1"
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -40,10 +40,6 @@ def card(seq: int) -> bytes:
     return json.dumps({"schema": 1, "seq": seq, "table_id": "T1", "type": "card"}).encode()
 
 
-def seqs(messages, suffix="coup/card") -> list[int]:
-    return [json.loads(m.payload)["seq"] for m in messages if m.topic == f"{PREFIX}/{suffix}"]
-
-
 def first_arrivals(values: list[int]) -> list[int]:
     seen: set[int] = set()
     out = []
@@ -52,10 +48,6 @@ def first_arrivals(values: list[int]) -> list[int]:
             seen.add(v)
             out.append(v)
     return out
-
-
-def states(messages) -> list[str]:
-    return [json.loads(m.payload)["state"] for m in messages if m.topic == f"{PREFIX}/status"]
 
 
 @pytest.mark.parametrize("protocol", ["5", "3.1.1"])
@@ -331,18 +323,7 @@ def test_concurrent_publishers_keep_each_threads_order(mosquitto, mqtt_subscribe
     pub = make_publisher(mosquitto.port)
     pub.start()
     try:
-        def worker(n):
-            for i in range(100):
-                pub.publish(f"t/{n}", json.dumps({"seq": i}))
-
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        sub.wait_for(lambda ms: len(ms) >= 400)
-        for n in range(4):
-            assert [json.loads(m.payload)["seq"] for m in sub.on_topic(f"{PREFIX}/t/{n}")] == list(range(100))
+        check_each_threads_order(pub, sub, threads=4)
     finally:
         pub.stop(timeout=2)
 

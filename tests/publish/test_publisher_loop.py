@@ -12,22 +12,13 @@ import pytest
 
 from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish.mqtt import MqttPublisher
-
-PREFIX = "baccarat/T1"
+from tests.publish.helpers import PREFIX, check_each_threads_order, seqs, states
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def card(seq: int) -> bytes:
     return json.dumps({"seq": seq}).encode()
-
-
-def seqs(messages, suffix="coup/card") -> list[int]:
-    return [json.loads(m.payload)["seq"] for m in messages if m.topic == f"{PREFIX}/{suffix}"]
-
-
-def states(messages) -> list[str]:
-    return [json.loads(m.payload)["state"] for m in messages if m.topic == f"{PREFIX}/status"]
 
 
 async def until(predicate, timeout=10.0, what="condition"):
@@ -127,19 +118,7 @@ def test_other_threads_publish_and_stop_while_the_loop_runs(mosquitto, mqtt_subs
     try:
         assert ready.wait(5)
         pub = holder["pub"]
-
-        def worker(n):
-            for i in range(100):
-                assert pub.publish(f"t/{n}", json.dumps({"seq": i}))
-
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        sub.wait_for(lambda ms: len(ms) >= 300)
-        for n in range(3):
-            assert [json.loads(m.payload)["seq"] for m in sub.on_topic(f"{PREFIX}/t/{n}")] == list(range(100))
+        check_each_threads_order(pub, sub, threads=4)
         pub.stop(timeout=5)                      # from this thread: the loop delivers offline and closes
         assert pub.stats()["queue_depth"] == 0 and not pub.connected
         assert pub.publish("t/0", b"{}") is False

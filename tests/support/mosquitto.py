@@ -1,4 +1,5 @@
-"""A real Mosquitto for the tests, and a collecting subscriber.
+"""A real Mosquitto for the tests, a collecting subscriber, and a probe that connects, publishes
+and vanishes (what a broker lets a client do).
 
 ``MosquittoServer`` writes a mosquitto.conf in a temp dir (listener on 127.0.0.1
 only) and runs ``mosquitto -c`` as a child process; ``restart()`` keeps the port,
@@ -193,6 +194,36 @@ class MosquittoServer:
 
     def __exit__(self, *exc: object) -> None:
         self.cleanup()
+
+
+def probe(port: int, *, protocol: str = "5", username: str | None = None, password: str | None = None,
+          will: str | None = None, publish: Iterable[str] = (), transport: str = "tcp",
+          host: str = "127.0.0.1") -> str:
+    """Connect (as ``username`` or anonymously; with a forged retained Last Will on ``will``), publish
+    a forged retained message on each topic of ``publish`` if let in, then vanish without DISCONNECT
+    (the broker sends the will, if it took it). Returns the CONNECT's result as paho words it
+    ("Success", "Not authorized", ...), or "no answer" within 5 s. ``protocol``: "5" or "3.1.1"."""
+    done = threading.Event()
+    result: list[str] = []
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"probe-{uuid.uuid4().hex[:10]}",
+                         protocol=mqtt.MQTTv5 if protocol == "5" else mqtt.MQTTv311, transport=transport)
+    if username is not None:
+        client.username_pw_set(username, password)
+    if will is not None:
+        client.will_set(will, '{"state":"offline","forged":true}', qos=1, retain=True)
+    client.on_connect = lambda c, u, f, rc, p: (result.append(str(rc)), done.set())
+    client.connect_async(host, port)
+    client.loop_start()
+    try:
+        done.wait(5)
+        if result == ["Success"]:
+            for topic in publish:
+                client.publish(topic, '{"winner":"forged"}', qos=1, retain=True).wait_for_publish(5)
+    finally:
+        client.loop_stop()
+        if client.socket():
+            client.socket().close()
+    return result[0] if result else "no answer"
 
 
 @dataclass(frozen=True)

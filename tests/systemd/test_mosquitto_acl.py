@@ -11,17 +11,14 @@ from __future__ import annotations
 import os
 import pwd
 import subprocess
-import threading
 import time
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from shoe_daemon.config import MqttConfig
 from shoe_daemon.publish.mqtt import MqttPublisher
-from tests.support.mosquitto import Subscriber, find_binary, free_port, make_password_file, wait_port
+from tests.support.mosquitto import Subscriber, find_binary, free_port, make_password_file, probe, wait_port
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -58,47 +55,23 @@ def broker(tmp_path):
         log.close()
 
 
-def client_result(port, *, username=None, password=None, will=None, publish=(), transport="tcp") -> str:
-    done = threading.Event()
-    result: list[str] = []
-    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"c-{username}-{will}-{time.monotonic_ns()}",
-                    protocol=mqtt.MQTTv5, transport=transport)
-    if username is not None:
-        c.username_pw_set(username, password)
-    if will is not None:
-        c.will_set(will, '{"state":"offline","forged":true}', qos=1, retain=True)
-    c.on_connect = lambda cl, u, f, rc, p: (result.append(str(rc)), done.set())
-    c.connect_async("127.0.0.1", port)
-    c.loop_start()
-    try:
-        done.wait(5)
-        if result == ["Success"]:
-            for topic in publish:
-                c.publish(topic, '{"winner":"forged"}', qos=1, retain=True).wait_for_publish(5)
-    finally:
-        c.loop_stop()
-        if c.socket():
-            c.socket().close()                 # vanish: the broker sends the will, if allowed
-    return result[0] if result else "no answer"
-
-
 def test_display_reads_but_cannot_write_the_daemon_writes(broker):
     port, ws_port, pw = broker
     with Subscriber(port, f"{PREFIX}/#", username="display", password=pw["display"]) as display:
-        assert client_result(port, username="display", password=pw["display"],
-                             publish=[f"{PREFIX}/coup/result", f"{PREFIX}/status"]) == "Success"
-        assert client_result(port, username="display", password=pw["display"], will=f"{PREFIX}/status") == "Success"
-        assert client_result(port) != "Success"                                        # anonymous
-        assert client_result(port, username="shoe-daemon", password="wrong") != "Success"
-        assert client_result(port, username="shoe-daemon", password=pw["shoe-daemon"],
-                             publish=[f"{PREFIX}/coup/card"]) == "Success"
+        assert probe(port, username="display", password=pw["display"],
+                     publish=[f"{PREFIX}/coup/result", f"{PREFIX}/status"]) == "Success"
+        assert probe(port, username="display", password=pw["display"], will=f"{PREFIX}/status") == "Success"
+        assert probe(port) != "Success"                                        # anonymous
+        assert probe(port, username="shoe-daemon", password="wrong") != "Success"
+        assert probe(port, username="shoe-daemon", password=pw["shoe-daemon"],
+                     publish=[f"{PREFIX}/coup/card"]) == "Success"
         display.wait_for(lambda ms: any(m.topic == f"{PREFIX}/coup/card" for m in ms))
         time.sleep(0.5)                         # forged messages or wills would be here by now
         assert {m.topic for m in display.snapshot()} == {f"{PREFIX}/coup/card"}
     # Over websockets, as the browser display connects: reads with the display user.
     with Subscriber(ws_port, f"{PREFIX}/#", username="display", password=pw["display"], transport="websockets") as ws:
         ws.wait_for(lambda ms: [m.topic for m in ms] == [f"{PREFIX}/coup/card"])
-    assert client_result(ws_port, transport="websockets") != "Success"
+    assert probe(ws_port, transport="websockets") != "Success"
 
 
 def test_the_daemons_publisher_through_the_shipped_config(broker):

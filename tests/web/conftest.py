@@ -1,4 +1,7 @@
-"""Fixtures of the display tests: Chromium, a Mosquitto with websockets, a live table.
+"""Fixtures of the display tests: Chromium, a Mosquitto with websockets, a rich display, a live table.
+
+``rich_display`` is a display page showing everything it can draw (roads, odds, the cut card,
+source badges, an alert) from a real Table's retained messages, shared by a module's tests.
 
 ``live_table(coups=N, pace=S)`` is the whole chain the display sits at the end of, in one
 process as in ``shoe-daemon demo``: an emulated shoe on a pty -> the real ``Daemon`` (journal,
@@ -11,16 +14,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from shoe_daemon.config import ApiConfig, Config, JournalConfig, MqttConfig, ShoeConfig, TableConfig
+from shoe_daemon.core.events import Kind
 from shoe_daemon.emulator import EmulatedShoe
 from tests.support.mosquitto import MosquittoServer, free_port
-from tests.web.harness import DisplayServer, browser_session, open_display
+from tests.web.harness import (
+    SCREENSHOTS,
+    DisplayServer,
+    Session,
+    browser_session,
+    deal_stand_ins,
+    display_config_for,
+    make_publisher,
+    open_display,
+    publish_outputs,
+    table_session,
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +48,55 @@ def browser():
 
 
 @pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where a test's screenshots go: docs/screenshots with UPDATE_SCREENSHOTS=1, else its tmp_path."""
+    out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.fixture
 def ws_mosquitto(mosquitto_factory) -> MosquittoServer:
     """A fresh Mosquitto with a websockets listener (``.websockets_port``)."""
     return mosquitto_factory(websockets_port=free_port())
+
+
+@dataclass
+class RichDisplay:
+    broker: MosquittoServer
+    config: Config
+    server: DisplayServer
+    session: Session
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.broker.websockets_port}"
+
+
+@pytest.fixture(scope="module")
+def rich_display():
+    """A display with everything it can draw, on its own Mosquitto (the module's tests only read
+    it): 30 coups of roads and odds, the cut card out, a coup of source badges (a card the camera
+    read, one typed in) and an alert (a card the shoe could not read), all retained."""
+    broker = MosquittoServer(websockets_port=free_port()).start()
+    config = display_config_for("t1", broker.port)
+    server = publisher = None
+    try:
+        server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{broker.websockets_port}").start()
+        publisher = make_publisher(config)
+        session, rest = table_session(config, seed=9, coups=30)
+        deal_stand_ins(session, rest, confidence=0.998)
+        session.feed(Kind.CUT_CARD)
+        session.feed(Kind.CARD_UNREADABLE, counter=300)
+        publish_outputs(publisher, session.outputs)
+        publisher.start()
+        yield RichDisplay(broker, config, server, session)
+    finally:
+        if publisher is not None:
+            publisher.stop(timeout=2)
+        if server is not None:
+            server.stop()
+        broker.cleanup()
 
 
 @dataclass

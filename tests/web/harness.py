@@ -258,6 +258,25 @@ def table_session(config: Config, seed: int, coups: int, then_cards: int = 0) ->
     return session, shoe
 
 
+def camera_event(session, code: str, zone: str, confidence: float):
+    value = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}.get(code[0]) if not code[0].isdigit() else int(code[0])
+    return session.feed(Kind.CAMERA_CARD, "camera", card=code, value=value, status="ok", confidence=confidence,
+                        zone=zone)
+
+
+def deal_stand_ins(session, rest: list[str], confidence: float) -> list:
+    """Three cards of a new coup: Punto from the shoe; Banco unread by the shoe, read by the camera;
+    Punto unread by both, typed in by the dealer."""
+    outs = session.card(rest.pop(0))
+    outs += session.feed(Kind.CARD_UNREADABLE)
+    outs += camera_event(session, rest.pop(0), "banco", confidence)
+    outs += session.feed(Kind.CARD_UNREADABLE)
+    outs += session.feed(Kind.CAMERA_CARD, "camera", card=None, value=None, status="unsure", confidence=0.3,
+                         zone="punto")
+    outs += session.feed(Kind.CARD, "api", card=rest.pop(0), user="dealer", reason="read by eye")
+    return outs
+
+
 def publish_outputs(publisher, outputs) -> None:
     for out in outputs:
         publisher.publish(out.topic, out.encode(), out.qos, out.retain)

@@ -11,7 +11,6 @@ UPDATE_SCREENSHOTS=1.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 
 import tests.api.harness as api_harness
 from tests.support.mosquitto import MosquittoServer, free_port
-from tests.web.harness import SCREENSHOTS, wait_fonts
+from tests.web.harness import wait_fonts
 from tests.web.pagecheck import assert_own_fonts, clipped_text, small_targets
 
 DEALER = (800, 480)
@@ -52,13 +51,6 @@ def console_stack(tmp_path_factory, name: str):
 def stack(tmp_path_factory):
     with console_stack(tmp_path_factory, "console") as s:
         yield s
-
-
-@pytest.fixture
-def shots(tmp_path) -> Path:
-    out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
-    out.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 def shot(page, directory: Path, name: str) -> None:

@@ -8,7 +8,6 @@ the page and checked element by element; they also take the screenshots of docs/
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from pathlib import Path
@@ -20,9 +19,9 @@ from shoe_daemon.publish.broker import EmbeddedBroker
 from tests.support.mosquitto import free_port
 from tests.support.waiting import wait_until
 from tests.web.harness import (
-    SCREENSHOTS,
     DisplayServer,
     conn_state,
+    deal_stand_ins,
     display_config_for,
     make_publisher,
     open_display,
@@ -213,9 +212,7 @@ def _shot(page, directory: Path, name: str) -> Path:
     return path
 
 
-def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
-    out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
-    out.mkdir(parents=True, exist_ok=True)
+def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, shots):
     config = display_config_for("t1", ws_mosquitto.port)
     server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{ws_mosquitto.websockets_port}").start()
     publisher = make_publisher(config)
@@ -242,7 +239,7 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
         assert big.inner_text("#bet-banco .lim") == "10 – 10K"
         assert big.inner_text("#bet-tie .lim") == "5 – 1,000"
         assert big.inner_text("#coup-no") == "31" and big.inner_text("#table-id") == "T1"
-        _shot(big, out, "display-1920x1080.png")
+        _shot(big, shots, "display-1920x1080.png")
 
         # Coup 32 being dealt: the dealer's screen shows the cards, the totals, the side the next card goes to.
         dealing = []
@@ -257,7 +254,7 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
             assert_coup_drawn(page, current)
             assert "next" in page.get_attribute(f"#side-{current['next_side']}", "class")
         assert small.get_attribute("#coup", "data-state") == "dealing"
-        _shot(small, out, "display-800x480.png")
+        _shot(small, shots, "display-800x480.png")
 
         # The cut card is out: coup 32 ends, coup 33 is the last hand; then the shoe cannot read a card.
         more = session.feed(Kind.CUT_CARD)
@@ -276,30 +273,11 @@ def test_rendering_mid_shoe_and_screenshots(ws_mosquitto, browser, tmp_path):
             assert page.inner_text("#alert-message") == alerts[0]["message"]
             assert page.inner_text("#alert-kind") == "CARD UNREADABLE"
             assert_coup_drawn(page, session.last("coup/current"))
-        _shot(small, out, "display-800x480-alert.png")
+        _shot(small, shots, "display-800x480-alert.png")
         assert big.js_errors == [] and small.js_errors == []
     finally:
         publisher.stop(timeout=2)
         server.stop()
-
-
-def camera_event(session, code: str, zone: str, confidence: float):
-    value = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0}.get(code[0]) if not code[0].isdigit() else int(code[0])
-    return session.feed(Kind.CAMERA_CARD, "camera", card=code, value=value, status="ok", confidence=confidence,
-                        zone=zone)
-
-
-def deal_stand_ins(session, rest: list[str], confidence: float) -> list:
-    """Three cards of a new coup: Punto from the shoe; Banco unread by the shoe, read by the camera;
-    Punto unread by both, typed in by the dealer."""
-    outs = session.card(rest.pop(0))
-    outs += session.feed(Kind.CARD_UNREADABLE)
-    outs += camera_event(session, rest.pop(0), "banco", confidence)
-    outs += session.feed(Kind.CARD_UNREADABLE)
-    outs += session.feed(Kind.CAMERA_CARD, "camera", card=None, value=None, status="unsure", confidence=0.3,
-                         zone="punto")
-    outs += session.feed(Kind.CARD, "api", card=rest.pop(0), user="dealer", reason="read by eye")
-    return outs
 
 
 def finish_coup(session, rest: list[str]) -> list:
@@ -345,10 +323,8 @@ def assert_badges_readable(page) -> None:
         assert box["width"] <= box["cardWidth"] * 1.25, box
 
 
-def test_source_badges_mid_coup_and_live_and_screenshots(ws_mosquitto, browser, tmp_path):
+def test_source_badges_mid_coup_and_live_and_screenshots(ws_mosquitto, browser, shots):
     """A card the shoe did not read carries a badge: the camera's (with its confidence) or a person's."""
-    out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
-    out.mkdir(parents=True, exist_ok=True)
     config = display_config_for("t1", ws_mosquitto.port)
     server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{ws_mosquitto.websockets_port}").start()
     publisher = make_publisher(config)
@@ -366,7 +342,7 @@ def test_source_badges_mid_coup_and_live_and_screenshots(ws_mosquitto, browser, 
             page.wait_for_function("() => document.querySelectorAll('#coup .src-badge').length === 2", timeout=5000)
             assert_sources_drawn(page, current)
             assert_badges_readable(page)
-        _shot(pages[1], out, "display-800x480-sources.png")
+        _shot(pages[1], shots, "display-800x480-sources.png")
         # The shoe deals the rest of the coup: the badges stay.
         publish_outputs(publisher, finish_coup(session, rest))
         current = session.last("coup/current")
@@ -406,7 +382,7 @@ def odds_strings(odds: dict) -> list[str]:
     return out
 
 
-def test_profiles_player_dealer_and_pit(ws_mosquitto, browser, tmp_path):
+def test_profiles_player_dealer_and_pit(ws_mosquitto, browser, shots):
     """player: no odds, edge or alert anywhere in the DOM; dealer: alerts, no odds; pit: everything."""
     config = display_config_for("t1", ws_mosquitto.port)
     # The player's advantage alert on every bet (any expectation above -50%), and a card the shoe cannot read.
@@ -458,11 +434,9 @@ def test_profiles_player_dealer_and_pit(ws_mosquitto, browser, tmp_path):
         assert pit.inner_text("#alert-more") == "+3 MORE"                 # card_unreadable and 3 advantages
         assert sorted(a["kind"] for a in pit.evaluate("window.scoreboard.state.alerts")) == [
             "card_unreadable", "odds_advantage", "odds_advantage", "odds_advantage"]
-        out = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
-        out.mkdir(parents=True, exist_ok=True)
         for name, file in (("player", "display-800x480-player.png"), ("dealer?profile=dealer", "display-800x480-dealer.png"),
                            ("pit?profile=pit", "display-800x480-pit.png")):
-            _shot(pages[name], out, file)
+            _shot(pages[name], shots, file)
         for page in pages.values():
             assert page.js_errors == []
     finally:

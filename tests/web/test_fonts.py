@@ -15,17 +15,11 @@ from pathlib import Path
 import pytest
 
 from shoe_daemon import web
-from shoe_daemon.core.events import Kind
 from tests.web.harness import (
     HOST_FONT_DIRS,
     PLACEHOLDER_FAMILY,
-    DisplayServer,
-    display_config_for,
     launch_with_host_fonts,
-    make_publisher,
     open_display,
-    publish_outputs,
-    table_session,
 )
 from tests.web.pagecheck import (
     SHIPPED_FAMILIES,
@@ -35,7 +29,7 @@ from tests.web.pagecheck import (
     layout_differences,
     rendered_fonts,
 )
-from tests.web.test_display import assert_badges_readable, deal_stand_ins, wait_roads
+from tests.web.test_display import assert_badges_readable, wait_roads
 
 SIZES = ((1920, 1080), (800, 480))
 
@@ -58,30 +52,14 @@ def test_the_fonts_are_vendored_with_their_licences_and_declared_without_local_s
         assert html.index('href="fonts.css"') < html.index('href="style.css"')
 
 
-@pytest.fixture
-def rich_table(ws_mosquitto):
-    """A display with everything it can draw: 30 coups of roads, odds, source badges, an alert."""
-    config = display_config_for("t1", ws_mosquitto.port)
-    server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{ws_mosquitto.websockets_port}").start()
-    publisher = make_publisher(config)
-    session, rest = table_session(config, seed=9, coups=30)
-    deal_stand_ins(session, rest, confidence=0.998)
-    session.feed(Kind.CARD_UNREADABLE, counter=300)
-    publish_outputs(publisher, session.outputs)
-    publisher.start()
-    yield server, session
-    publisher.stop(timeout=2)
-    server.stop()
-
-
 def _ready(page, session) -> None:
     wait_roads(page, session.last("roads")["seq"])
     page.wait_for_selector("#alert-banner:not([hidden])", timeout=5000)
     page.wait_for_function("() => document.querySelectorAll('#coup .src-badge').length === 2", timeout=5000)
 
 
-def test_every_glyph_is_drawn_with_the_pages_own_fonts(rich_table, browser):
-    server, session = rich_table
+def test_every_glyph_is_drawn_with_the_pages_own_fonts(rich_display, browser):
+    server, session = rich_display.server, rich_display.session
     for width, height in SIZES:
         page = open_display(browser, server.url + "?profile=pit", width=width, height=height)
         _ready(page, session)
@@ -103,8 +81,8 @@ def test_the_fixture_browser_really_cannot_see_the_hosts_fonts(browser):
     context.close()
 
 
-def test_the_display_draws_the_same_boxes_with_and_without_the_hosts_fonts(rich_table, browser, tmp_path):
-    server, session = rich_table
+def test_the_display_draws_the_same_boxes_with_and_without_the_hosts_fonts(rich_display, browser, tmp_path):
+    server, session = rich_display.server, rich_display.session
     host = launch_with_host_fonts(browser, tmp_path)
     probe = host.new_page()
     probe.set_content('<p style="font-family: sans-serif">Host font?</p>')

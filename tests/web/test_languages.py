@@ -16,19 +16,14 @@ import re
 import pytest
 
 from shoe_daemon import web
-from shoe_daemon.core.events import Kind
 from tests.web.harness import (
     SCREENSHOTS,
     DisplayServer,
-    display_config_for,
-    make_publisher,
     open_display,
-    publish_outputs,
-    table_session,
 )
 from tests.web.pagecheck import assert_own_fonts, clipped_text, small_targets
 from tests.web.test_console import DEALER, TABLET, console_stack, hold_a_coup, open_console, wait_coup
-from tests.web.test_display import deal_stand_ins, wait_roads
+from tests.web.test_display import wait_roads
 
 LANGS = ("en", "ru", "bg", "fi")
 I18N = web.static_dir() / "i18n"
@@ -89,36 +84,9 @@ def test_the_pages_use_no_string_outside_the_catalogue():
 # --------------------------------------------------------------------------- the display
 
 
-@pytest.fixture(scope="module")
-def display_table(mosquitto_factory_module):
-    broker = mosquitto_factory_module
-    config = display_config_for("t1", broker.port)
-    config = config.model_copy(update={"display": config.display.model_copy(update={"lang": "fi"})})
-    server = DisplayServer(config, ws_url=f"ws://127.0.0.1:{broker.websockets_port}").start()
-    publisher = make_publisher(config)
-    session, rest = table_session(config, seed=9, coups=30)
-    deal_stand_ins(session, rest, confidence=0.998)
-    session.feed(Kind.CUT_CARD)
-    session.feed(Kind.CARD_UNREADABLE, counter=300)
-    publish_outputs(publisher, session.outputs)
-    publisher.start()
-    yield server, session
-    publisher.stop(timeout=2)
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def mosquitto_factory_module():
-    from tests.support.mosquitto import MosquittoServer, free_port
-
-    broker = MosquittoServer(websockets_port=free_port()).start()
-    yield broker
-    broker.cleanup()
-
-
 @pytest.mark.parametrize("lang", LANGS)
-def test_the_display_in_each_language_has_no_clipped_text(display_table, browser, lang):
-    server, session = display_table
+def test_the_display_in_each_language_has_no_clipped_text(rich_display, browser, lang):
+    server, session = rich_display.server, rich_display.session
     cat = catalogue(lang)
     for width, height in ((1920, 1080), (800, 480)):
         page = open_display(browser, f"{server.url}?profile=pit&lang={lang}", width=width, height=height)
@@ -138,12 +106,20 @@ def test_the_display_in_each_language_has_no_clipped_text(display_table, browser
         page.context.close()
 
 
-def test_the_display_takes_its_language_from_the_configuration(display_table, browser):
-    server, _ = display_table
-    page = open_display(browser, server.url, width=800, height=480)     # [display] lang = "fi"
-    assert page.get_attribute("html", "lang") == "fi"
-    assert page.inner_text("#bet-tie .bet-name") == "TASAPELI"
-    page.context.close()
+def test_the_display_takes_its_language_from_the_configuration(rich_display, browser):
+    config = rich_display.config
+    config = config.model_copy(update={"display": config.display.model_copy(update={"lang": "fi"})})
+    server = DisplayServer(config, ws_url=rich_display.ws_url).start()
+    try:
+        page = open_display(browser, server.url, width=800, height=480)     # [display] lang = "fi"
+        assert page.get_attribute("html", "lang") == "fi"
+        assert page.inner_text("#bet-tie .bet-name") == "TASAPELI"
+        page.context.close()
+        page = open_display(browser, f"{server.url}?lang=en", width=800, height=480)   # ?lang= wins
+        assert page.get_attribute("html", "lang") == "en"
+        page.context.close()
+    finally:
+        server.stop()
 
 
 # --------------------------------------------------------------------------- the console
