@@ -25,7 +25,8 @@
 - paho alone: paho's own client with nothing of ours around it (its public ``publish``,
   ``loop_write`` and ``loop_read`` in a plain select loop, the same window and payload): the least
   any publisher built on paho's public API can cost a message here. Times the messages a card,
-  it is the floor under the daemon's CPU a card that no work of ours can go below.
+  it is the floor under the daemon's CPU a card that no work of ours can go below. Printed with
+  the core alone (``bench core``'s run, no I/O) beside it: the least those two parts cost a card.
 - memory of the daemon process (VmRSS, VmHWM) after those shoes (no camera).
 - start-up: from the fork of ``shoe-daemon run`` to its ``READY=1`` on a NOTIFY_SOCKET this process
   binds, on a fresh journal and on the journal of the 3 shoes (replay of the current shoe).
@@ -328,6 +329,17 @@ def bench_paho_alone(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_
     return cpu / n * 1e6
 
 
+def core_alone_us() -> float:
+    """CPU us a card of the core alone (``bench core``: the pipeline with no journal and no I/O,
+    outputs encoded), the better of two runs."""
+    from bench import core
+
+    stream = core.events()
+    runs = [core.run(stream) for _ in range(2)]
+    cards, _, _, cpu = min(runs, key=lambda r: r[3])
+    return cpu / cards * 1e6
+
+
 class SubscriberProcess:
     """``bench._subscriber`` in its own process (see there why): the lines it writes, as they come."""
 
@@ -478,8 +490,12 @@ def main() -> dict[str, object]:
               f" messages a card): ~{paho:.0f} us; the rest (reader, journal, core) ~{cpu_us - paho:.0f} us")
         floor = min(results["paho_alone_mqtt5"]["cpu_us_per_message"],
                     results["paho_alone_mqtt3.1.1"]["cpu_us_per_message"]) * messages / cards
-        print(f"      paho alone x {messages / cards:.2f} messages a card: ~{floor:.0f} us a card before the daemon does"
-              f" anything else ({'over' if floor > TARGET_CPU_US_PER_CARD else 'under'} the target by itself)")
+        core = core_alone_us()
+        results.update(paho_alone_us_per_card=floor, core_alone_us_per_card=core)
+        print(f"      the least two parts cost: paho alone x {messages / cards:.2f} messages a card ~{floor:.0f} us"
+              f" + the core alone (bench core, no I/O) {core:.0f} us = {floor + core:.0f} us a card, before the"
+              f" serial link and the journal ({'over' if floor + core > TARGET_CPU_US_PER_CARD else 'under'}"
+              f" the target)")
         print(f"  daemon memory after {THROUGHPUT_SHOES} shoes (no camera): VmRSS {rss:.1f} MB, VmHWM {hwm:.1f} MB"
               f"   target <= {TARGET_RSS_MB} MB: {_verdict(max(rss, hwm) <= TARGET_RSS_MB)}")
         worst = max([ready_fresh, *readies])
