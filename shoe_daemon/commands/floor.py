@@ -23,8 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from shoe_daemon.floor import schema
     from shoe_daemon.floor.config import FloorConfigError, load_floor_config
-    from shoe_daemon.floor.store import Store, StoreError
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -33,10 +33,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"shoe-daemon floor: {exc}", file=sys.stderr)
         return 2
     try:
-        store = Store.open(config.floor.database)
-        version = store.schema_version()
-        store.close()
-    except StoreError as exc:
+        version = schema.upgrade_apart(config.floor.database)     # Alembic's memory stays in the child
+    except schema.SchemaError as exc:
         print(f"shoe-daemon floor: {exc}", file=sys.stderr)
         return 1
     if args.migrate_only:
@@ -45,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     from shoe_daemon.floor.service import FloorService
 
-    service = FloorService(config).start()
+    service = FloorService(config).start(migrate=False)
     if service.url:
         print(f"floor page: {service.url}/", file=sys.stderr, flush=True)
     stop = threading.Event()

@@ -44,8 +44,10 @@ class FloorService:
     def url(self) -> str | None:
         return f"http://{self.config.http.host}:{self.port}" if self.port else None
 
-    def start(self, timeout: float = 15.0) -> FloorService:
-        Store.open(self.config.floor.database).close()     # migrate once, before the threads
+    def start(self, timeout: float = 15.0, *, migrate: bool = True) -> FloorService:
+        """``migrate``: bring the schema up to date first (False: the caller did, as ``shoe-daemon floor``
+        does in a child process)."""
+        Store.open(self.config.floor.database, migrate=migrate).close()     # once, before the threads
         self.writer.start()
         self.gaps.start()
         if self.web_enabled:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
 import pytest
 
+from shoe_daemon.floor import schema
 from shoe_daemon.floor.config import FloorConfigError, floor_config_from
-from shoe_daemon.floor.store import SCHEMA_VERSION
+from shoe_daemon.floor.store import SCHEMA_VERSION, Store
 from tests.floor.harness import ROOT
 
 
@@ -54,3 +56,28 @@ def test_floor_command_exits_2_on_a_bad_file_and_migrates_on_request(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "shoe_daemon", "floor", "--config", str(good), "--migrate-only"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and f"schema version {SCHEMA_VERSION}" in proc.stdout
+
+
+def test_floor_command_names_a_database_it_cannot_migrate_in_one_line_without_its_password(tmp_path):
+    conf = tmp_path / "floor.toml"
+    with socket.socket() as s:             # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conf.write_text(f"[floor]\ndatabase = 'postgresql://floor:s3cret-pw@127.0.0.1:{port}/floor'\n")
+    proc = subprocess.run([sys.executable, "-m", "shoe_daemon", "floor", "--config", str(conf), "--migrate-only"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("shoe-daemon floor: cannot migrate the database: OperationalError") and str(port) in line
+    assert "s3cret-pw" not in proc.stderr + proc.stdout
+
+
+def test_the_migration_apart_refuses_a_newer_database_as_the_store_does(tmp_path):
+    url = f"sqlite:///{tmp_path / 'f.sqlite3'}"
+    assert schema.upgrade_apart(url) == SCHEMA_VERSION
+    s = Store.open(url, migrate=False)
+    with s.transaction():
+        s.execute("UPDATE alembic_version SET version_num = '0007'")
+    s.close()
+    with pytest.raises(schema.SchemaError, match=r"^the database is at schema 7, newer than this floor \(2\)"):
+        schema.upgrade_apart(url)
