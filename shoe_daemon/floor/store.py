@@ -169,7 +169,11 @@ class Store:
         return int(row["v"]) if row else 0
 
     def migrate(self) -> int:
-        """Apply the migrations this database lacks (Alembic: ``schema.py``); returns the version reached."""
+        """Apply the migrations this database lacks (Alembic: ``schema.py``); returns the version reached.
+        A database already at this code's version is left alone without loading Alembic (each of
+        the floor's threads opens its own store)."""
+        if self.schema_version() == SCHEMA_VERSION:
+            return SCHEMA_VERSION
         try:
             return schema.upgrade(self.url)
         except schema.SchemaError as exc:
