@@ -42,10 +42,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from shoe_daemon.floor.service import FloorService
+    from shoe_daemon.sdnotify import Notifier
 
+    notifier = Notifier()          # systemd's Type=notify (systemd/shoe-daemon-floor.service); else no-op
+    notifier.status(f"database at schema {version}; connecting to the broker")
     service = FloorService(config).start(migrate=False)
     if service.url:
         print(f"floor page: {service.url}/", file=sys.stderr, flush=True)
+    broker = f"{config.broker.host}:{config.broker.port}"
+    if service.consumer.subscribed.is_set():
+        notifier.ready(f"storing every table under {config.floor.prefix}/ from {broker}")
+    else:
+        notifier.ready(f"started; the broker {broker} is not reachable yet (retrying)")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -53,5 +61,7 @@ def run(args: argparse.Namespace) -> int:
         while not stop.wait(1.0):
             pass
     finally:
+        notifier.stopping("committing what was received")
         service.stop()
+        notifier.close()
     return 0

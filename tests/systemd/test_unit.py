@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "shoe-daemon.service"
+FLOOR_UNIT = ROOT / "systemd" / "shoe-daemon-floor.service"     # the floor server's (docs/floor.md)
 RULE = ROOT / "systemd" / "99-dealing-shoe.rules"
 EXEC = "/opt/shoe-daemon/.venv/bin/shoe-daemon"
 SCORE_MAX = 2.5
@@ -53,7 +54,8 @@ def one(key: str) -> str:
     return values[-1]
 
 
-def test_systemd_analyze_verify(tmp_path):
+@pytest.mark.parametrize("unit", [UNIT, FLOOR_UNIT], ids=lambda u: u.name)
+def test_systemd_analyze_verify(tmp_path, unit):
     # verify insists that ExecStart's binary exists and is executable. The unit names the
     # installed /opt/shoe-daemon/.venv/bin/shoe-daemon, so the check runs on a temporary copy of
     # the unit whose ExecStart binary is this venv's shoe-daemon (same arguments); everything
@@ -61,9 +63,9 @@ def test_systemd_analyze_verify(tmp_path):
     binary = ROOT / ".venv" / "bin" / "shoe-daemon"
     if not binary.exists():
         binary = Path(shutil.which("true") or "/bin/true")
-    text = UNIT.read_text()
+    text = unit.read_text()
     assert f"ExecStart={EXEC} " in text
-    copy = tmp_path / UNIT.name
+    copy = tmp_path / unit.name
     copy.write_text(text.replace(f"ExecStart={EXEC} ", f"ExecStart={binary} "))
     proc = subprocess.run([analyze(), "verify", str(copy)], capture_output=True, text=True, timeout=30)
     report = (proc.stdout + proc.stderr).strip()
@@ -83,17 +85,18 @@ def test_systemd_analyze_verify_catches_mistakes(tmp_path):
     assert "WatchdogSecs" in report and "soon" in report, report
 
 
-def test_security_score():
+@pytest.mark.parametrize("unit", [UNIT, FLOOR_UNIT], ids=lambda u: u.name)
+def test_security_score(unit):
     help_text = subprocess.run([analyze(), "--help"], capture_output=True, text=True, timeout=30).stdout
     assert "--offline" in help_text, "this systemd-analyze has no --offline (systemd >= 252 needed)"
-    proc = subprocess.run([analyze(), "security", "--offline=yes", str(UNIT)],
+    proc = subprocess.run([analyze(), "security", "--offline=yes", str(unit)],
                           capture_output=True, text=True, timeout=60)
     out = proc.stdout + proc.stderr
     match = re.search(r"Overall exposure level for \S+: (\d+(?:\.\d+)?) (\w+)", out)
     assert match, f"no overall exposure level in:\n{out}"
     score, verdict = float(match.group(1)), match.group(2)
     exposed = [" ".join(line.split()) for line in out.splitlines() if line.lstrip().startswith("✗")]
-    print(f"systemd-analyze security --offline=yes {UNIT.name}: {score} {verdict}")
+    print(f"systemd-analyze security --offline=yes {unit.name}: {score} {verdict}")
     print("remaining exposure:\n  " + "\n  ".join(exposed))
     assert proc.returncode == 0, out
     assert score <= SCORE_MAX, f"exposure {score} > {SCORE_MAX}:\n{out}"
