@@ -464,19 +464,21 @@ DIM_FACTOR = 0.55          # the second, lower threshold for cards in the dim pa
 
 
 def _dim_cards(white: np.ndarray, thr: float, found: list[Candidate], w: int, h: int, min_area: float,
-               max_area: float) -> list[Candidate]:  # fmt: skip
+               max_area: float, bright: np.ndarray | None = None) -> list[Candidate]:  # fmt: skip
     """Cards the light falls off on: below the frame's threshold, still far whiter than the felt.
 
     The threshold is global, and a camera's light may fall off by half across the table: a card
     in the dim part is then as white as the threshold or less, and breaks into specks. A second
     pass at a lower threshold (coloured felt has next to no whiteness at all) takes the clean
-    card-shaped regions it finds where no card was found; nothing else (no splitting).
+    card-shaped regions it finds where no card was found; nothing else (no splitting). ``bright``:
+    the first pass's mask (``white > thr``), if at hand.
     """
     low = DIM_FACTOR * thr
     if low < 20:
         return []
     mask = cv2.threshold(white, low, 1, cv2.THRESH_BINARY)[1]
-    bright = white > thr
+    if bright is None:
+        bright = white > thr
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     out = []
     for c in contours:
@@ -539,7 +541,7 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
                 continue
         rejected.append((shape, why))
         merged.append((c, len(rejected) - 1))
-    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area))
+    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area, mask))
     short = card_size(found)
     # Regions still unexplained: cards touching, overlapping or cut by a hand, found from their
     # visible corners at the size of the frame's other cards.

@@ -68,7 +68,10 @@ def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
     g = cv2.LUT(g, _lut(float(white[1])))
     r = cv2.LUT(r, _lut(float(white[2])))
     mn = cv2.min(cv2.min(b, g), r)
-    return cv2.subtract(255, mn).astype(np.float32) * np.float32(1.0 / 255.0)
+    return cv2.LUT(mn, _INK)      # (255 - mn) / 255 as float32, in one pass
+
+
+_INK = (255 - np.arange(256)).astype(np.float32) * np.float32(1.0 / 255.0)
 
 
 def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
