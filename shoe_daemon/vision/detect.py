@@ -1,13 +1,14 @@
 """Finding cards on the felt: bright, unsaturated quadrilaterals of a card's proportions.
 
-The frame is scored for "card white" (the darkest channel, less half the saturation: high on
-white card stock under any white balance, low on coloured felt, skin and most chips), halved for
-speed, thresholded (Otsu, with a floor over the felt level), and each outer contour is fitted
-with a quadrilateral at full resolution: the four sides are fitted as lines to the contour
-(rounded corners and a hand over one corner do not move them) and intersected. A candidate is
-kept when its sides have a card's ratio (1.25-1.75), its size is a card's and the white region
-fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropped here. A
-card-sized region that fails is looked at again: at a stricter threshold (a light hand or a cuff
+The frame is scored for "card white" (the darkest channel, less the saturation: high on white
+card stock under any white balance, low on coloured felt, skin and most chips), thresholded
+(Otsu on a quarter-size copy, with a floor over the felt level), and each outer contour is fitted
+with a quadrilateral: the four sides are fitted as lines to the contour (rounded corners and a
+hand over one corner do not move them) and intersected. A candidate is kept when its sides have
+a card's ratio (1.22-1.78; from 1.12 for a clean outline, a card squeezed by keystone), its size
+is a card's and the white region fills its quadrilateral; everything else (chips, hands, glare,
+sleeves) is dropped here. A region that fails and could hold a card of the frame's size (not a
+chip's ring among cards) is looked at again: at a stricter threshold (a light hand or a cuff
 bridging two cards is less white than card stock), then by its convex hull (a hand cutting
 through a court card's white border into its picture); a quadrilateral inside another is dropped.
 A second pass at a lower threshold finds cards where the light falls off. Regions still
