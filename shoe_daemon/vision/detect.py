@@ -178,7 +178,10 @@ def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
         if _inside_margin(quad, hull_pts) < -tol:
             continue
         qarea = abs(cv2.contourArea(quad.astype(np.float32)))
-        score = _boundary_agreement(quad, pts, tol) * min(1.0, area / max(qarea, 1.0) / 0.92)
+        bound = min(1.0, area / max(qarea, 1.0) / 0.92)     # the score with every point on the sides
+        if bound <= best_score:
+            continue
+        score = _boundary_agreement(quad, pts, tol) * bound
         if score > best_score:
             best, best_score = quad, score
     if best is None:
