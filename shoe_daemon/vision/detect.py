@@ -433,6 +433,11 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
         if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
             quad = fitted
         quad = _order(quad)
+        # A refit that leaves the card sizes looked for ran along something else (the side of the
+        # card beside it, a blurred edge): its quadrilateral is no card's (a 52-px "card" on half
+        # of a 68-px frame's blurred 7S, on a benchmark frame of table stress).
+        if not CORNER_SCALES[0] <= _short_side(quad) / short <= CORNER_SCALES[-1]:
+            continue
         centre = quad.mean(axis=0)
         if any(np.linalg.norm(o.quad.mean(axis=0) - centre) < 0.4 * short for o in out):
             continue
