@@ -15,7 +15,8 @@
 3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share.
 4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
    (:class:`~shoe_daemon.vision.synth.FrameGenerator`, nominal and stress) read by the full
-   recogniser: the lowest probability with no wrong card, the likeness above every non-card.
+   recogniser: the lowest probability with no wrong card (for cards of 100 px and more and for
+   smaller ones apart), the likeness above every non-card (:func:`choose_thresholds`).
 5. **Validation** on other frames (other seeds, never used to set anything): the figures printed
    and stored in the model file.
 
