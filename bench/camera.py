@@ -125,11 +125,14 @@ def enrol_design(design: str) -> None:
 
 def recalibrate_design(design: str) -> None:
     """Thresholds and validation of a kept model set again by ``enroll``'s current code (same training)."""
-    from shoe_daemon.vision import cardart, enroll
-    from shoe_daemon.vision.deck import DeckModel, load_deck_model
+    from dataclasses import replace
 
+    from shoe_daemon.vision import cardart, enroll
+    from shoe_daemon.vision.deck import load_deck_model
+
+    # A copy with its own info (check() writes the calibration there); its index scale kept.
     model = load_deck_model(enrolled_path(design))
-    model = DeckModel(model.mlp, model.centroids, model.min_p, model.min_match, dict(model.info), model.min_p_small)
+    model = replace(model, info=dict(model.info))
     val = enroll.check(model, cardart.design_faces(design), enroll.Settings(), print, time.time())
     for line in enroll.fmt_validation(val):
         print(line)

@@ -1,13 +1,14 @@
 """Finding cards on the felt: bright, unsaturated quadrilaterals of a card's proportions.
 
-The frame is scored for "card white" (the darkest channel, less half the saturation: high on
-white card stock under any white balance, low on coloured felt, skin and most chips), halved for
-speed, thresholded (Otsu, with a floor over the felt level), and each outer contour is fitted
-with a quadrilateral at full resolution: the four sides are fitted as lines to the contour
-(rounded corners and a hand over one corner do not move them) and intersected. A candidate is
-kept when its sides have a card's ratio (1.25-1.75), its size is a card's and the white region
-fills its quadrilateral; everything else (chips, hands, glare, sleeves) is dropped here. A
-card-sized region that fails is looked at again: at a stricter threshold (a light hand or a cuff
+The frame is scored for "card white" (the darkest channel, less the saturation: high on white
+card stock under any white balance, low on coloured felt, skin and most chips), thresholded
+(Otsu on a quarter-size copy, with a floor over the felt level), and each outer contour is fitted
+with a quadrilateral: the four sides are fitted as lines to the contour (rounded corners and a
+hand over one corner do not move them) and intersected. A candidate is kept when its sides have
+a card's ratio (1.22-1.78; from 1.12 for a clean outline, a card squeezed by keystone), its size
+is a card's and the white region fills its quadrilateral; everything else (chips, hands, glare,
+sleeves) is dropped here. A region that fails and could hold a card of the frame's size (not a
+chip's ring among cards) is looked at again: at a stricter threshold (a light hand or a cuff
 bridging two cards is less white than card stock), then by its convex hull (a hand cutting
 through a court card's white border into its picture); a quadrilateral inside another is dropped.
 A second pass at a lower threshold finds cards where the light falls off. Regions still
@@ -17,6 +18,7 @@ right-angled corners at the frame's card size (:func:`corner_cards`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -25,8 +27,14 @@ import numpy as np
 MIN_CARD_SHORT = 40.0      # px, shortest card side accepted (cards are 60-200 px wide)
 MAX_CARD_LONG = 420.0      # px
 RATIO_RANGE = (1.22, 1.78)
+# A clean card outline (nearly all of it on the quadrilateral, the white filling it) is taken down
+# to this ratio: keystone and a card turned across it squeeze a card to 1.21 (a 147-px QH at
+# keystone 0.12 on a dev seed); a shape this square and this clean is a card or nothing the reader
+# takes for one.
+CLEAN_MIN_RATIO, CLEAN_AGREE, CLEAN_FILL = 1.12, 0.93, 0.9
 MIN_FILL = 0.72            # white pixels / quadrilateral area (a hand may cover a corner)
 MIN_AGREE = 0.6            # share of the outline on the quadrilateral's sides
+NEXT = [1, 2, 3, 0]        # a quadrilateral's corners, each one's next (np.roll(q, -1, axis=0), cheaper)
 
 
 @dataclass
@@ -56,15 +64,15 @@ def card_threshold(white_small: np.ndarray) -> float:
 def _order(quad: np.ndarray) -> np.ndarray:
     """Clockwise on screen (y down), starting so that quad[0]->quad[1] is a short side."""
     q = np.asarray(quad, np.float32).reshape(4, 2)
-    area = 0.5 * float(np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1]))
+    area = 0.5 * float(np.sum(q[:, 0] * q[NEXT, 1] - q[NEXT, 0] * q[:, 1]))
     if area < 0:
         q = q[::-1]
     sides = [np.linalg.norm(q[(i + 1) % 4] - q[i]) for i in range(4)]
     if sides[0] + sides[2] > sides[1] + sides[3]:
-        q = np.roll(q, -1, axis=0)
+        q = q[NEXT]
     # Of the two short sides, start at the one nearer the image top (stable, not meaningful).
     if q[2:4, 1].mean() < q[0:2, 1].mean():
-        q = np.roll(q, -2, axis=0)
+        q = q[[2, 3, 0, 1]]
     return np.ascontiguousarray(q)
 
 
@@ -81,15 +89,13 @@ def _boundary_agreement(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
     """Fraction of contour points within ``tol`` of the quadrilateral's sides."""
     if len(pts) > 240:
         pts = pts[:: len(pts) // 200]
-    best = np.full(len(pts), np.inf, np.float32)
-    for i in range(4):
-        p, q = quad[i], quad[(i + 1) % 4]
-        seg = q - p
-        length2 = float(seg @ seg) + 1e-9
-        t = np.clip(((pts - p) @ seg) / length2, 0.0, 1.0)
-        d = np.linalg.norm(pts - (p + t[:, None] * seg), axis=1)
-        best = np.minimum(best, d)
-    return float(np.mean(best <= tol))
+    # All four sides at once (this runs for every choice of sides fit_quad weighs).
+    a = np.asarray(quad, np.float64)
+    seg = a[NEXT] - a                                              # (4, 2)
+    rel = pts[None, :, :] - a[:, None, :]                          # (4, N, 2)
+    t = np.clip((rel * seg[:, None, :]).sum(axis=2) / ((seg * seg).sum(axis=1)[:, None] + 1e-9), 0.0, 1.0)
+    off = rel - t[:, :, None] * seg[:, None, :]
+    return float(np.mean((off * off).sum(axis=2).min(axis=0) <= tol * tol))
 
 
 def _lines_quad(lines) -> np.ndarray | None:
@@ -116,16 +122,13 @@ def _fit_side(pts: np.ndarray, p: np.ndarray, q: np.ndarray, band: float):
 
 def _inside_margin(quad: np.ndarray, pts: np.ndarray) -> float:
     """The most negative signed distance of pts to a convex quadrilateral (>= 0: all inside)."""
-    area = 0.5 * float(np.sum(quad[:, 0] * np.roll(quad[:, 1], -1) - np.roll(quad[:, 0], -1) * quad[:, 1]))
+    q = np.asarray(quad, np.float64)
+    area = 0.5 * float(np.sum(q[:, 0] * q[NEXT, 1] - q[NEXT, 0] * q[:, 1]))
     sign = 1.0 if area > 0 else -1.0
-    worst = np.inf
-    for i in range(4):
-        p, q = quad[i], quad[(i + 1) % 4]
-        e = q - p
-        n = np.linalg.norm(e) + 1e-9
-        cross = (e[0] * (pts[:, 1] - p[1]) - e[1] * (pts[:, 0] - p[0])) / n * sign
-        worst = min(worst, float(cross.min()))
-    return worst
+    e = q[NEXT] - q                                # the four sides at once
+    n = np.sqrt((e * e).sum(axis=1)) + 1e-9
+    cross = (e[:, 0, None] * (pts[None, :, 1] - q[:, 1, None]) - e[:, 1, None] * (pts[None, :, 0] - q[:, 0, None]))
+    return float((cross / n[:, None] * sign).min())
 
 
 def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
@@ -159,9 +162,9 @@ def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
             if agree >= 0.93 and area >= 0.95 * qarea and _inside_margin(quad, hull_pts) >= -tol:
                 return quad.astype(np.float32), agree
     n = len(approx)
-    sides = [_fit_side(pts, approx[i], approx[(i + 1) % n], max(2.0, 0.01 * peri)) for i in range(n)]
     lengths = [float(np.linalg.norm(approx[(i + 1) % n] - approx[i])) for i in range(n)]
     longest = set(sorted(range(n), key=lambda i: -lengths[i])[:6])
+    sides = {i: _fit_side(pts, approx[i], approx[(i + 1) % n], max(2.0, 0.01 * peri)) for i in sorted(longest)}
     # Four of the polygon's sides, in order: the choice whose quadrilateral holds most of the
     # contour on its sides (a hand's cut or a rounded corner adds sides that hold little).
     best, best_score = None, -1.0
@@ -175,7 +178,10 @@ def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
         if _inside_margin(quad, hull_pts) < -tol:
             continue
         qarea = abs(cv2.contourArea(quad.astype(np.float32)))
-        score = _boundary_agreement(quad, pts, tol) * min(1.0, area / max(qarea, 1.0) / 0.92)
+        bound = min(1.0, area / max(qarea, 1.0) / 0.92)     # the score with every point on the sides
+        if bound <= best_score:
+            continue
+        score = _boundary_agreement(quad, pts, tol) * bound
         if score > best_score:
             best, best_score = quad, score
     if best is None:
@@ -188,6 +194,7 @@ def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
 
 
 RETRY_MIN_SHORT = MIN_CARD_SHORT * 0.8   # a rejected region this wide may hold a card merged with something
+RETRY_MIN_SIZE = 0.5     # ... and this large (sqrt of its area) against the frame's cards (3 or more)
 
 
 def _check(c: np.ndarray, area: float, w: int, h: int, off=(0, 0)) -> tuple[Candidate | None, np.ndarray, str]:
@@ -210,7 +217,8 @@ def _check(c: np.ndarray, area: float, w: int, h: int, off=(0, 0)) -> tuple[Cand
     fill = (area + 0.5 * cv2.arcLength(c, True)) / max(qarea, 1.0)
     if short < MIN_CARD_SHORT or long_ > MAX_CARD_LONG:
         return None, quad, "size"
-    if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
+    clean = agree >= CLEAN_AGREE and CLEAN_FILL <= fill <= 1.12
+    if not (RATIO_RANGE[0] if not clean else CLEAN_MIN_RATIO) <= ratio <= RATIO_RANGE[1]:
         return None, quad, f"proportions {ratio:.2f}"
     if agree < MIN_AGREE:
         return None, quad, f"outline {agree:.2f}"
@@ -285,26 +293,25 @@ def _hull_card(frame: np.ndarray, c: np.ndarray, area: float, felt: np.ndarray, 
     hull_area = cv2.contourArea(hull)
     if hull_area <= 0 or area / hull_area > 0.92:
         return []
-    x, y, bw, bh = cv2.boundingRect(hull)
-    inside = np.zeros((bh, bw), np.uint8)
-    cv2.drawContours(inside, [hull], -1, 1, -1, offset=(-x, -y))
-    inside = cv2.erode(inside, np.ones((5, 5), np.uint8))     # not the felt just beyond the edge
-    part = frame[y:y + bh, x:x + bw].astype(np.float32)
-    felt_like = np.linalg.norm(part - felt, axis=2) < FELT_DISTANCE
-    n = int(inside.sum())
-    if n == 0 or float(felt_like[inside > 0].mean()) > MAX_FELT_IN_HULL:
-        return []
     pts = hull.reshape(-1, 2).astype(np.float32)
     dense = []
     for i in range(len(pts)):
         p, q = pts[i], pts[(i + 1) % len(pts)]
         k = max(1, int(np.linalg.norm(q - p) / 2))
-        dense.extend(p + (q - p) * t for t in np.arange(k) / k)
-    outline = np.round(np.array(dense)).astype(np.int32).reshape(-1, 1, 2)
+        dense.append(p + (q - p) * (np.arange(k) / k)[:, None])
+    outline = np.round(np.concatenate(dense)).astype(np.int32).reshape(-1, 1, 2)
     cand, _, _ = _check(outline, hull_area, w, h)
     # The hull of a bitten card is its four sides and the chord across the bite: nearly all of
     # it lies on the quadrilateral (a chip's ring or a blob of glare does not).
     if cand is None or cand.agree < HULL_MIN_AGREE:
+        return []
+    # (The dearer test last: most regions fail the one above.)
+    x, y, bw, bh = cv2.boundingRect(hull)
+    inside = np.zeros((bh, bw), np.uint8)
+    cv2.drawContours(inside, [hull], -1, 1, -1, offset=(-x, -y))
+    inside = cv2.erode(inside, np.ones((5, 5), np.uint8))     # not the felt just beyond the edge
+    part = frame[y:y + bh, x:x + bw][inside > 0].astype(np.float32) - felt
+    if len(part) == 0 or float((np.einsum("ij,ij->i", part, part) < FELT_DISTANCE ** 2).mean()) > MAX_FELT_IN_HULL:
         return []
     return [cand]
 
@@ -426,6 +433,11 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
         if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
             quad = fitted
         quad = _order(quad)
+        # A refit that leaves the card sizes looked for ran along something else (the side of the
+        # card beside it, a blurred edge): its quadrilateral is no card's (a 52-px "card" on half
+        # of a 68-px frame's blurred 7S, on a benchmark frame of table stress).
+        if not CORNER_SCALES[0] <= _short_side(quad) / short <= CORNER_SCALES[-1]:
+            continue
         centre = quad.mean(axis=0)
         if any(np.linalg.norm(o.quad.mean(axis=0) - centre) < 0.4 * short for o in out):
             continue
@@ -461,19 +473,21 @@ DIM_FACTOR = 0.55          # the second, lower threshold for cards in the dim pa
 
 
 def _dim_cards(white: np.ndarray, thr: float, found: list[Candidate], w: int, h: int, min_area: float,
-               max_area: float) -> list[Candidate]:  # fmt: skip
+               max_area: float, bright: np.ndarray | None = None) -> list[Candidate]:  # fmt: skip
     """Cards the light falls off on: below the frame's threshold, still far whiter than the felt.
 
     The threshold is global, and a camera's light may fall off by half across the table: a card
     in the dim part is then as white as the threshold or less, and breaks into specks. A second
     pass at a lower threshold (coloured felt has next to no whiteness at all) takes the clean
-    card-shaped regions it finds where no card was found; nothing else (no splitting).
+    card-shaped regions it finds where no card was found; nothing else (no splitting). ``bright``:
+    the first pass's mask (``white > thr``), if at hand.
     """
     low = DIM_FACTOR * thr
     if low < 20:
         return []
     mask = cv2.threshold(white, low, 1, cv2.THRESH_BINARY)[1]
-    bright = white > thr
+    if bright is None:
+        bright = white > thr
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     out = []
     for c in contours:
@@ -506,6 +520,7 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
     max_area = MAX_CARD_LONG * MAX_CARD_LONG / 1.2
     felt = None
     merged: list[tuple[np.ndarray, int]] = []    # rejected regions (outline, index in rejected)
+    pending = []
     for c in contours:
         area = cv2.contourArea(c)
         if area < min_area or area > max_area * 1.3:
@@ -513,10 +528,17 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
         cand, shape, why = _check(c, area, w, h)
         if cand is not None:
             found.append(cand)
-            continue
+        else:
+            pending.append((c, area, shape, why))
+    # A region too small to hold a card of the size of the frame's cards (a chip's white ring) is
+    # not looked into: the recogniser drops a card under MIN_SIZE_RATIO (0.6) of the others' size.
+    sizes = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in found]
+    floor = RETRY_MIN_SIZE * float(np.median(sizes)) if len(sizes) >= 3 else 0.0
+    for c, area, shape, why in pending:
+        (_, _), (rw, rh), _ = cv2.minAreaRect(c)
         # Something card-sized or larger that is no card: cards merged with a hand, a cuff, glare
         # or each other? Look inside at a stricter threshold ("out of frame" is a card, cut).
-        if why != "out of frame" and min(cv2.minAreaRect(c)[1]) >= RETRY_MIN_SHORT:
+        if why != "out of frame" and min(rw, rh) >= RETRY_MIN_SHORT and math.sqrt(rw * rh) >= floor:
             inner = _split(white, c, thr, w, h, min_area, max_area)
             if not inner:
                 if felt is None:
@@ -528,7 +550,7 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
                 continue
         rejected.append((shape, why))
         merged.append((c, len(rejected) - 1))
-    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area))
+    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area, mask))
     short = card_size(found)
     # Regions still unexplained: cards touching, overlapping or cut by a hand, found from their
     # visible corners at the size of the frame's other cards.

@@ -15,7 +15,8 @@
 3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share.
 4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
    (:class:`~shoe_daemon.vision.synth.FrameGenerator`, nominal and stress) read by the full
-   recogniser: the lowest probability with no wrong card, the likeness above every non-card.
+   recogniser: the lowest probability with no wrong card (for cards of 100 px and more and for
+   smaller ones apart), the likeness above every non-card (:func:`choose_thresholds`).
 5. **Validation** on other frames (other seeds, never used to set anything): the figures printed
    and stored in the model file.
 
@@ -263,9 +264,22 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
                     right.append((dr.p_card, dr.match, small))
                 else:
                     wrong.append((dr.p_card, dr.match, small))
-    # The pair of thresholds that lets no wrong reading and no non-card through and keeps the most
-    # right ones; then a step stricter each, for margin (these frames are few). Small cards (under
-    # SMALL px wide) get their own, stricter probability: blur takes their suit shapes first.
+    return choose_thresholds(right, wrong, other)
+
+
+def choose_thresholds(right: list, wrong: list, other: list) -> tuple[float, float, dict]:
+    """(min_p, min_match, stats) from calibration readings: ``right`` and ``wrong`` are
+    (probability, likeness, small) of the deck model's readings of face-up cards, ``other`` the
+    likeness of its readings of things that are no face-up card.
+
+    The pair of thresholds that lets no wrong reading and no non-card through and keeps the most
+    right ones; then a step stricter each, for margin (these frames are few). Each size class
+    gets its own probability, set on its own readings (``min_p`` for cards of SMALL px and more,
+    ``stats["min_p_small"]`` under): blur takes a small card's suit shapes first, and the deck
+    classifier's sure wrong readings are of small cards (kennard: every wrong reading above 0.9
+    was under SMALL px; with one threshold for both, cards of 100-200 px needed 0.9999 too, and
+    a quarter of their right readings were thrown away).
+    """
     ladder = [0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995, 0.9999, 0.99999]
     matches = [float(m) for m in np.arange(0.2, 0.96, 0.02)]
 
@@ -281,12 +295,16 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
         return best
 
     best = search(right, wrong)
-    min_p, min_match = best[0], round(best[1] + 0.02, 3)
+    min_match = round(best[1] + 0.02, 3)
+    large = search([r for r in right if not r[2]], [w for w in wrong if not w[2]], fixed_match=min_match)
     small = search([r for r in right if r[2]], [w for w in wrong if w[2]], fixed_match=min_match)
+    min_p = large[0]
     min_p_small = max(min_p, small[0])
     bad = [p for p, _m, _s in wrong]
     stats = {"right": len(right), "wrong": len(wrong), "non_cards": len(other),
-             "max_wrong_p": float(max(bad)) if bad else None, "right_kept": best[2], "min_p_small": min_p_small}
+             "max_wrong_p": float(max(bad)) if bad else None,
+             "max_wrong_p_large": max((float(p) for p, _m, s in wrong if not s), default=None),
+             "right_kept": max(large[2], 0) + max(small[2], 0), "min_p_small": min_p_small}
     return min_p, min_match, stats
 
 

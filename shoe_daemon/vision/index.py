@@ -40,10 +40,20 @@ def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
     return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
+def percentile_u8(values: np.ndarray, q: float) -> float:
+    """``np.percentile(values, q)`` (linear interpolation) of uint8 values, by counting: ~3x faster."""
+    counts = np.cumsum(np.bincount(values, minlength=256))
+    pos = q / 100.0 * (len(values) - 1)
+    lo = int(pos)
+    a = int(np.searchsorted(counts, lo + 1))
+    b = int(np.searchsorted(counts, min(lo + 2, len(values))))
+    return a + (pos - lo) * (b - a)
+
+
 def white_balance(card: np.ndarray) -> np.ndarray:
     """Per-channel white of the card (a high percentile of its inner part), float32 (3,)."""
     inner = card[CH // 8: CH - CH // 8: 2, CW // 8: CW - CW // 8: 2].reshape(-1, 3)
-    white = np.percentile(inner, 90, axis=0).astype(np.float32)
+    white = np.float32([percentile_u8(inner[:, c], 90) for c in range(3)])
     return np.maximum(white, 20.0)
 
 
@@ -58,7 +68,10 @@ def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
     g = cv2.LUT(g, _lut(float(white[1])))
     r = cv2.LUT(r, _lut(float(white[2])))
     mn = cv2.min(cv2.min(b, g), r)
-    return cv2.subtract(255, mn).astype(np.float32) * np.float32(1.0 / 255.0)
+    return cv2.LUT(mn, _INK)      # (255 - mn) / 255 as float32, in one pass
+
+
+_INK = (255 - np.arange(256)).astype(np.float32) * np.float32(1.0 / 255.0)
 
 
 def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
