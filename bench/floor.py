@@ -49,6 +49,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import cpu_ticks, steal_share  # noqa: E402
 from shoe_daemon.floor.store import Store  # noqa: E402
 from shoe_daemon.recording.check import read_check  # noqa: E402
 from tests.floor.harness import FloorProcess, bridge_conf  # noqa: E402
@@ -335,6 +336,7 @@ port = {args.http_port or 0}
 
         cpu0 = proc_figures(pid)
         pressure0 = cpu_pressure()
+        ticks0 = cpu_ticks()
         t_measure = time.time()         # CPU, its wait and the machine's pressure: from here to t_done
         t0 = load.start()
         while load.running():
@@ -352,6 +354,7 @@ port = {args.http_port or 0}
         except AssertionError:
             pass
         t_done = time.time()
+        ticks1 = cpu_ticks()
         figs = proc_figures(pid)
         cpu = figs["cpu_s"] - cpu0["cpu_s"]
         waited = figs["wait_s"] - cpu0["wait_s"]
@@ -396,10 +399,12 @@ port = {args.http_port or 0}
                   f"paho's thread, and the previous batch's commit): p50 {queue_lat.get('p50')} ms, "
                   f"p99 {queue_lat.get('p99')} ms")
         span = t_done - t_measure
+        steal = steal_share(ticks0, ticks1)
         print(f"  floor process: CPU {100 * cpu / span:.0f}% of one core over the run; "
               f"RSS {figs['rss_mb']:.0f} MB (peak {figs['hwm_mb']:.0f} MB); its threads waited {waited:.1f} s "
               "for a CPU" + (f"; machine: some task waited for a CPU {100 * pressure / span:.0f}% "
-                             f"of the time, load average {os.getloadavg()[0]:.1f}" if pressure is not None else ""))
+                             f"of the time, load average {os.getloadavg()[0]:.1f}" if pressure is not None else "")
+              + (f"; host steal {100 * steal:.1f}% (other guests ran on this VM's CPUs)" if steal is not None else ""))
         print(f"  lost {lost} messages, {extra} unexpected; {coups} coups stored for {load.results} published "
               f"({doubled_coups:+d}), {events} alert events for {load.alert_events} ({doubled_events:+d}); "
               f"gaps {len(store.gaps())} (target 0 lost, 0 doubled: {'met' if ok else 'NOT met'})")

@@ -51,6 +51,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from bench import cpu_ticks, steal_share
 from firmware_protocol.connection import ShoeConnection
 from firmware_protocol.messages import CardDrawn
 from shoe_daemon.emulator import DealerScript, EmulatedShoe
@@ -440,6 +441,7 @@ def main() -> dict[str, object]:
     broker = MosquittoServer(extra_conf=["max_queued_messages 0"]).start()
     notify = NotifySocket()
     results: dict[str, object] = {}
+    ticks0 = cpu_ticks()
     try:
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"pipeline: pty -> daemon -> journal -> Mosquitto {broker.port} -> subscriber (files in {workdir};"
@@ -502,6 +504,11 @@ def main() -> dict[str, object]:
         print(f"  start to READY=1: fresh journal {ready_fresh:.2f} s; after {THROUGHPUT_SHOES} shoes "
               f"(verify + replay) {', '.join(f'{r:.2f}' for r in readies)} s (median "
               f"{statistics.median(readies):.2f})   target <= {TARGET_READY_S} s: {_verdict(worst <= TARGET_READY_S)}")
+        steal = steal_share(ticks0, cpu_ticks())
+        if steal is not None:
+            results["host_steal"] = steal
+            print(f"  host steal over this benchmark: {100 * steal:.1f}% of the CPU time (other guests ran on"
+                  " this VM's CPUs: every figure above waited for that too)")
     finally:
         notify.close()
         broker.cleanup()
