@@ -33,6 +33,7 @@ log = logging.getLogger("shoe_daemon.broker")
 
 PROTOCOL = "3.1.1"   # what amqtt speaks
 WRITER = "shoe-daemon"
+DRAIN_TIMEOUT = 2.0  # s: at most this long at stop for the broker to hand on what it received
 
 
 def topic_matches(topic: str, pattern: str) -> bool:
@@ -231,7 +232,17 @@ class EmbeddedBroker:
 
     async def _shutdown(self) -> None:
         if self._broker is not None:
+            await self._drain()
             await self._broker.shutdown()
+
+    async def _drain(self, timeout: float = DRAIN_TIMEOUT) -> None:
+        """Let the broker hand on what it has already received (the daemon's last messages, its
+        `offline` status) before it closes: amqtt's shutdown drops what its broadcast queue still
+        holds ("N messages not broadcasted"). amqtt has no public way to wait for that queue."""
+        queue = getattr(self._broker, "_broadcast_queue", None)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while queue is not None and not queue.empty() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
 
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
