@@ -68,6 +68,10 @@ TARGET_CPU_US_PER_CARD = 250
 PUBLISHER_MESSAGES = 20000
 TARGET_RSS_MB = 120
 TARGET_READY_S = 2.0
+# A coup/card message's size, for the publisher and paho-alone runs.
+CARD_PAYLOAD = json.dumps({"schema": 1, "seq": 0, "table_id": "bench", "type": "card", "coup": 12, "side": "punto",
+                           "card": "9H", "punto_total": 9, "banco_total": 7, "next": None, "source": "shoe",
+                           "x": "y" * 80}).encode()
 
 
 def _pct(values: list[float], p: float) -> float:
@@ -263,9 +267,7 @@ def bench_publisher(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_M
     from shoe_daemon.config import MqttConfig
     from shoe_daemon.publish.mqtt import MqttPublisher
 
-    payload = json.dumps({"schema": 1, "seq": 0, "table_id": "bench", "type": "card", "coup": 12, "side": "punto",
-                          "card": "9H", "punto_total": 9, "banco_total": 7, "next": None, "source": "shoe",
-                          "x": "y" * 80}).encode()
+    payload = CARD_PAYLOAD
 
     async def run() -> tuple[float, float]:
         pub = MqttPublisher(MqttConfig(host="127.0.0.1", port=broker.port, protocol=protocol,
@@ -301,9 +303,7 @@ def bench_paho_alone(broker: MosquittoServer, protocol: str, n: int = PUBLISHER_
     read. The payload is the publisher benchmark's."""
     import select
 
-    payload = json.dumps({"schema": 1, "seq": 0, "table_id": "bench", "type": "card", "coup": 12, "side": "punto",
-                          "card": "9H", "punto_total": 9, "banco_total": 7, "next": None, "source": "shoe",
-                          "x": "y" * 80}).encode()
+    payload = CARD_PAYLOAD
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-paho-{protocol}",
                          protocol=mqtt.MQTTv5 if protocol == "5" else mqtt.MQTTv311)
     acked = 0
