@@ -139,13 +139,14 @@ def write_faces(faces: dict[str, np.ndarray], folder: str | Path) -> None:
 # --------------------------------------------------------------------------- training samples
 
 
-def _generator(faces, condition, seed):
+def frame_generator(faces, condition, seed):
+    """Enrolment's own frames of the deck (its faces, a generic back): training, thresholds, validation."""
     from shoe_daemon.vision.synth import FrameGenerator
 
-    return FrameGenerator(faces, [_plain_back()], condition, seed=seed)
+    return FrameGenerator(faces, [plain_back()], condition, seed=seed)
 
 
-def _plain_back() -> np.ndarray:
+def plain_back() -> np.ndarray:
     """A generic card back (a fine red lattice) for the frames' face-down cards."""
     import cv2
 
@@ -164,8 +165,8 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
     from shoe_daemon.vision import deck, index
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
-    conds = [_generator(faces, CONDITIONS["nominal"], seed),
-             _generator(faces, with_overrides(CONDITIONS["stress"], motion_blur=(2.0, 15.0),
+    conds = [frame_generator(faces, CONDITIONS["nominal"], seed),
+             frame_generator(faces, with_overrides(CONDITIONS["stress"], motion_blur=(2.0, 15.0),
                                               felts=("green", "red", "blue")), seed + 1)]  # fmt: skip
     rng = np.random.default_rng([seed, 0xE11])
     xs, ys = [], []
@@ -233,7 +234,8 @@ def _width(quad) -> float:
     return float(min(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[1])))
 
 
-def _frames_conditions():
+def frame_conditions():
+    """The conditions enrolment sets its thresholds and validates on, a third of the frames each."""
     from shoe_daemon.vision.synth import CONDITIONS
 
     return [("nominal", CONDITIONS["nominal"]), ("stress", CONDITIONS["stress"]),
@@ -248,9 +250,9 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
     model.min_p, model.min_match, model.min_p_small = 0.5, -1.0, 0.5       # see every reading
     rec = Recognizer({}, deck=model)
     right, wrong, other = [], [], []
-    for c, (_name, cond) in enumerate(_frames_conditions()):
-        gen = _generator(faces, cond, seed + 100 + c)
-        for i in range(frames // len(_frames_conditions())):
+    for c, (_name, cond) in enumerate(frame_conditions()):
+        gen = frame_generator(faces, cond, seed + 100 + c)
+        for i in range(frames // len(frame_conditions())):
             f = gen.frame(i)
             res = rec.recognize(f.image, zones=parse_zones(f.zones))
             for quad, dr in res.deck_readings:
@@ -315,10 +317,10 @@ def validate(model, faces, frames: int, seed: int) -> dict:
 
     rec = Recognizer({}, deck=model)
     out = {}
-    for c, (name, cond) in enumerate(_frames_conditions()):
-        gen = _generator(faces, cond, seed + 200 + c)
+    for c, (name, cond) in enumerate(frame_conditions()):
+        gen = frame_generator(faces, cond, seed + 200 + c)
         t = Tally()
-        for i in range(frames // len(_frames_conditions())):
+        for i in range(frames // len(frame_conditions())):
             f = gen.frame(i)
             score_frame(f, rec.recognize(f.image, zones=parse_zones(f.zones)), t)
         out[name] = t

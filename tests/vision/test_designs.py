@@ -163,7 +163,7 @@ def test_black_ink_under_a_colour_cast_is_no_club_hint():
     from shoe_daemon.vision.cardart import design_faces
     from shoe_daemon.vision.recognizer import Recognizer
 
-    gen = enroll._generator(design_faces("responsive"), enroll._frames_conditions()[1][1], 202)
+    gen = enroll.frame_generator(design_faces("responsive"), enroll.frame_conditions()[1][1], 202)
     f = gen.frame(24)
     truth = next(t for t in f.face_up if t.code == "KS")
     r = match(Recognizer({}).recognize(f.image), truth)

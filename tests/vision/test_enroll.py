@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from shoe_daemon.game.cards import ALL_CODES
-from shoe_daemon.vision.enroll import _plain_back
+from shoe_daemon.vision.enroll import plain_back
 from tests.vision.conftest import ROOT, _require
 
 DESIGN = "kennard-jumbo"     # jumbo index: no shipped model was trained on it (assets/LICENSES.md)
@@ -87,7 +87,7 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
     data = json.loads(out.read_text())
     assert data["format"] == "deck" and data["info"]["validation"]["nominal"]["cards"] > 0
     assert data["index_scale"] == 2.0, data["index_scale"]    # a jumbo index: read at the jumbo scale first
-    gen = FrameGenerator(jumbo, [_plain_back()], "nominal", seed=4242)
+    gen = FrameGenerator(jumbo, [plain_back()], "nominal", seed=4242)
     frames = [gen.frame(i) for i in range(4)]
     paths = []
     for i, f in enumerate(frames):
@@ -145,7 +145,7 @@ def test_guided_capture_from_recorded_frames(tmp_path, jumbo):
     from shoe_daemon.vision.synth import FrameGenerator
 
     order = ["AS", "7D", "KH", "TC", "QS", "2H"]
-    gen = FrameGenerator(jumbo, [_plain_back()], "nominal", seed=5)
+    gen = FrameGenerator(jumbo, [plain_back()], "nominal", seed=5)
     rec = tmp_path / "recorded"
     rec.mkdir()
     for i, img in enumerate(gen.laying(order, per_card=4)):
