@@ -26,6 +26,9 @@ PICTURE_MIDDLE_INK = 0.45
 # Coloured pips are one ink: a four-colour deck's blue diamonds or green clubs are 1.0 in their
 # hue family; the Kennard courts' gold and blue 0.5-0.8 (seed 779 frames, not the benchmark's).
 ONE_INK = 0.9
+# A court picture's suit symbol stands alone: at most this share of the box around it (3 px
+# wider) is other ink.
+SYMBOL_RING_INK = 0.1
 LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
 
 
@@ -224,6 +227,51 @@ def _count(binary, blobs, biggest, centre_ink, w, h) -> PipReading:
     if len(big) not in (3, 5, 7, 9) and d.max() > 1.0 * hs.mean():
         return PipReading("unclear", len(big), big, centre_ink, reason="pips not symmetric")
     return PipReading("pips", len(big), big, centre_ink)
+
+
+def picture_suit_blobs(ink: np.ndarray, index_boxes: tuple[Blob, ...] = ()) -> list[Blob]:
+    """Suit symbols printed in a court picture's top-left corner and, turned, its bottom right.
+
+    Most court designs (cardsJS, Kennard, Responsive, the procedural decks) print the suit beside
+    the figure's head: a compact blob alone on paper (or on the picture's plain ground), away from
+    the index column. Blobs of a pip's size and proportions, with no other ink around them, are
+    returned (card coordinates), for the suit classifier; the index glyphs (``index_boxes``) are
+    left out. What they are is the classifier's business (a piece of the figure is mostly refused).
+    """
+    binary = (ink > 0.4).astype(np.uint8)
+    for b in index_boxes:
+        binary[max(b.y - 2, 0): b.y1 + 2, max(b.x - 2, 0): b.x1 + 2] = 0
+    out = []
+    for turned in (False, True):
+        x0, x1, y0, y1 = int(0.12 * CW), int(0.55 * CW), int(0.035 * CH), int(0.45 * CH)
+        if turned:
+            x0, x1, y0, y1 = CW - x1, CW - x0, CH - y1, CH - y0
+        part = binary[y0:y1, x0:x1]
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(part, connectivity=8)
+        ph, pw = part.shape
+        for k in range(1, n):
+            x, y, w, h, a = (int(v) for v in stats[k])
+            cx = (x0 + x + w / 2) if not turned else CW - (x0 + x + w / 2)
+            if not (0.16 * CW <= cx <= 0.5 * CW and 0.03 * CH <= h <= 0.2 * CH and 0.55 <= w / h <= 1.5
+                    and a >= 0.35 * w * h and x > 0 and y > 0 and x + w < pw and y + h < ph):
+                continue
+            # Alone: the ring around it holds (next to) no other ink.
+            ry0, ry1, rx0, rx1 = max(y - 3, 0), min(y + h + 3, ph), max(x - 3, 0), min(x + w + 3, pw)
+            ring = (labels[ry0:ry1, rx0:rx1] != k) & (part[ry0:ry1, rx0:rx1] > 0)
+            if float(ring.mean()) > SYMBOL_RING_INK:
+                continue
+            out.append(Blob(x0 + x, y0 + y, w, h, a))
+    if not out:
+        return out
+    # A court prints its symbol once a half: blobs alike all over the centre are a pip card's pips
+    # (a hand over a 9C's centre once passed it for a picture, and its pips for a court's clubs).
+    _n, _l, stats, _c = cv2.connectedComponentsWithStats(binary[Y0:Y1, X0:X1], connectivity=8)
+
+    def alike(b: Blob) -> int:
+        return sum(1 for _x, _y, w, h, a in stats[1:] if 0.6 <= a / b.area <= 1.6
+                   and 0.75 <= w / b.w <= 1.33 and 0.75 <= h / b.h <= 1.33)  # fmt: skip
+
+    return [b for b in out if alike(b) <= 2]
 
 
 def pip_raster(ink: np.ndarray, b: Blob, size: tuple[int, int]) -> tuple[np.ndarray, bool]:
