@@ -345,7 +345,11 @@ class Recognizer:
         for k, (_cand, corners, _pip, slots, (card, ink, white)) in enumerate(per_card):
             for c in range(len(corners)):
                 i, j = slots["rank"][c], slots["suit"][c]
-                rank_ok = i is not None and rp[i][13] <= self.thresholds.corner_reject
+                # A glyph taller than any trained index (a piece of a jumbo index read at the
+                # standard scale: a jumbo 9 without its stem reads Q) is no whole index either.
+                r = corners[c]
+                tall = r.rank_box is not None and r.rank_box.h / r.scale > MAX_RANK_H
+                rank_ok = i is not None and rp[i][13] <= self.thresholds.corner_reject and not tall
                 suit_ok = j is not None and sp[j][4] <= self.thresholds.corner_reject
                 if rank_ok and suit_ok:
                     continue
