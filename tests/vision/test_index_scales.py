@@ -33,3 +33,11 @@ def test_a_jumbo_nine_taken_for_a_queen_at_the_standard_scale_is_read_again(reco
     assert not wrong and nines, wrong
     assert sum(r.card == code for code, r in nines) >= 0.75 * len(nines), [(c, r.reason) for c, r in nines]
 
+
+def test_corners_read_at_two_scales_are_not_settled_by_the_centre(recognizer):
+    """A hand over a four-colour 9C passes its centre for a picture; one corner reads 9, the other
+    a piece of it as "Q" at the peek scale. The centre used to keep the Q: value 0 (0.983)."""
+    _require()
+    read = _read(recognizer, "kennard-4colour", 880100, 40, None, only=39)
+    r = next(r for code, r in read if code == "9C")
+    assert r is None or (r.card in (None, "9C") and r.value in (None, 9)), (r.card, r.value, r.reason)
