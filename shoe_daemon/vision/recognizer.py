@@ -541,10 +541,11 @@ class Recognizer:
             support = {RANKS.index(r) for r in "JQK"}
         # When the corners disagree and the centre contradicts one of them, that one is misread
         # (a blurred or half-hidden glyph): the other corner, which the centre confirms, stands.
-        # Not when the corners were read at two index scales: a card's two indices are of one size,
-        # so one of them is a piece taken at the wrong scale, and the centre may be as wrong (a
-        # hand over a 9C's pips taken for a picture, its other corner read "Q" at the peek scale).
-        if len(ranks) == 2 and support is not None and corners[0].scale == corners[1].scale:
+        # Not by a picture when the corners were read at two index scales: a card's two indices are
+        # of one size, so one of them is a piece taken at the wrong scale, and a picture (any of
+        # J, Q, K) may be as wrong (a hand over a 9C's pips taken for one, its other corner read
+        # "Q" at the peek scale). A pip count names one rank: it still settles them.
+        if len(ranks) == 2 and support is not None and (pip.kind == "pips" or corners[0].scale == corners[1].scale):
             keep = [q for q in ranks if int(q.argmax()) in support]
             if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
                 bad = 0 if int(ranks[0].argmax()) not in support else 1
