@@ -249,27 +249,31 @@ def picture_suit_blobs(ink: np.ndarray, index_boxes: tuple[Blob, ...] = ()) -> l
         part = binary[y0:y1, x0:x1]
         n, labels, stats, _ = cv2.connectedComponentsWithStats(part, connectivity=8)
         ph, pw = part.shape
-        for k in range(1, n):
-            x, y, w, h, a = (int(v) for v in stats[k])
-            cx = (x0 + x + w / 2) if not turned else CW - (x0 + x + w / 2)
-            if not (0.16 * CW <= cx <= 0.5 * CW and 0.03 * CH <= h <= 0.2 * CH and 0.55 <= w / h <= 1.5
-                    and a >= 0.35 * w * h and x > 0 and y > 0 and x + w < pw and y + h < ph):
-                continue
+        x, y, w, h, a = stats.T.astype(np.float32)
+        cx = x0 + x + w / 2
+        cx = CW - cx if turned else cx
+        # Shape first, all at once (a picture leaves hundreds of specks).
+        keep = ((0.16 * CW <= cx) & (cx <= 0.5 * CW) & (0.03 * CH <= h) & (h <= 0.2 * CH) & (0.55 * h <= w)
+                & (w <= 1.5 * h) & (a >= 0.35 * w * h) & (x > 0) & (y > 0) & (x + w < pw) & (y + h < ph))
+        keep[0] = False
+        for k in np.flatnonzero(keep):
+            bx, by, bw, bh, ba = (int(v) for v in stats[k])
             # Alone: the ring around it holds (next to) no other ink.
-            ry0, ry1, rx0, rx1 = max(y - 3, 0), min(y + h + 3, ph), max(x - 3, 0), min(x + w + 3, pw)
+            ry0, ry1, rx0, rx1 = max(by - 3, 0), min(by + bh + 3, ph), max(bx - 3, 0), min(bx + bw + 3, pw)
             ring = (labels[ry0:ry1, rx0:rx1] != k) & (part[ry0:ry1, rx0:rx1] > 0)
             if float(ring.mean()) > SYMBOL_RING_INK:
                 continue
-            out.append(Blob(x0 + x, y0 + y, w, h, a))
+            out.append(Blob(x0 + bx, y0 + by, bw, bh, ba))
     if not out:
         return out
     # A court prints its symbol once a half: blobs alike all over the centre are a pip card's pips
     # (a hand over a 9C's centre once passed it for a picture, and its pips for a court's clubs).
     _n, _l, stats, _c = cv2.connectedComponentsWithStats(binary[Y0:Y1, X0:X1], connectivity=8)
+    _x, _y, w, h, a = stats[1:].T.astype(np.float32)
 
     def alike(b: Blob) -> int:
-        return sum(1 for _x, _y, w, h, a in stats[1:] if 0.6 <= a / b.area <= 1.6
-                   and 0.75 <= w / b.w <= 1.33 and 0.75 <= h / b.h <= 1.33)  # fmt: skip
+        return int(((0.6 * b.area <= a) & (a <= 1.6 * b.area) & (0.75 * b.w <= w) & (w <= 1.33 * b.w)
+                    & (0.75 * b.h <= h) & (h <= 1.33 * b.h)).sum())  # fmt: skip
 
     return [b for b in out if alike(b) <= 2]
 
