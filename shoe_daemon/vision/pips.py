@@ -26,6 +26,9 @@ PICTURE_MIDDLE_INK = 0.45
 # Coloured pips are one ink: a four-colour deck's blue diamonds or green clubs are 1.0 in their
 # hue family; the Kennard courts' gold and blue 0.5-0.8 (seed 779 frames, not the benchmark's).
 ONE_INK = 0.9
+# A court picture's suit symbol stands alone: at most this share of the box around it (3 px
+# wider) is other ink.
+SYMBOL_RING_INK = 0.1
 LAYOUTS = {2: (2, 0), 3: (3, 0), 4: (0, 4), 5: (1, 4), 6: (0, 6), 7: (1, 6), 8: (2, 6), 9: (1, 8), 10: (2, 8)}
 
 
@@ -224,6 +227,55 @@ def _count(binary, blobs, biggest, centre_ink, w, h) -> PipReading:
     if len(big) not in (3, 5, 7, 9) and d.max() > 1.0 * hs.mean():
         return PipReading("unclear", len(big), big, centre_ink, reason="pips not symmetric")
     return PipReading("pips", len(big), big, centre_ink)
+
+
+def picture_suit_blobs(ink: np.ndarray, index_boxes: tuple[Blob, ...] = ()) -> list[Blob]:
+    """Suit symbols printed in a court picture's top-left corner and, turned, its bottom right.
+
+    Most court designs (cardsJS, Kennard, Responsive, the procedural decks) print the suit beside
+    the figure's head: a compact blob alone on paper (or on the picture's plain ground), away from
+    the index column. Blobs of a pip's size and proportions, with no other ink around them, are
+    returned (card coordinates), for the suit classifier; the index glyphs (``index_boxes``) are
+    left out. What they are is the classifier's business (a piece of the figure is mostly refused).
+    """
+    binary = (ink > 0.4).astype(np.uint8)
+    for b in index_boxes:
+        binary[max(b.y - 2, 0): b.y1 + 2, max(b.x - 2, 0): b.x1 + 2] = 0
+    out = []
+    for turned in (False, True):
+        x0, x1, y0, y1 = int(0.12 * CW), int(0.55 * CW), int(0.035 * CH), int(0.45 * CH)
+        if turned:
+            x0, x1, y0, y1 = CW - x1, CW - x0, CH - y1, CH - y0
+        part = binary[y0:y1, x0:x1]
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(part, connectivity=8)
+        ph, pw = part.shape
+        x, y, w, h, a = stats.T.astype(np.float32)
+        cx = x0 + x + w / 2
+        cx = CW - cx if turned else cx
+        # Shape first, all at once (a picture leaves hundreds of specks).
+        keep = ((0.16 * CW <= cx) & (cx <= 0.5 * CW) & (0.03 * CH <= h) & (h <= 0.2 * CH) & (0.55 * h <= w)
+                & (w <= 1.5 * h) & (a >= 0.35 * w * h) & (x > 0) & (y > 0) & (x + w < pw) & (y + h < ph))
+        keep[0] = False
+        for k in np.flatnonzero(keep):
+            bx, by, bw, bh, ba = (int(v) for v in stats[k])
+            # Alone: the ring around it holds (next to) no other ink.
+            ry0, ry1, rx0, rx1 = max(by - 3, 0), min(by + bh + 3, ph), max(bx - 3, 0), min(bx + bw + 3, pw)
+            ring = (labels[ry0:ry1, rx0:rx1] != k) & (part[ry0:ry1, rx0:rx1] > 0)
+            if float(ring.mean()) > SYMBOL_RING_INK:
+                continue
+            out.append(Blob(x0 + bx, y0 + by, bw, bh, ba))
+    if not out:
+        return out
+    # A court prints its symbol once a half: blobs alike all over the centre are a pip card's pips
+    # (a hand over a 9C's centre once passed it for a picture, and its pips for a court's clubs).
+    _n, _l, stats, _c = cv2.connectedComponentsWithStats(binary[Y0:Y1, X0:X1], connectivity=8)
+    _x, _y, w, h, a = stats[1:].T.astype(np.float32)
+
+    def alike(b: Blob) -> int:
+        return int(((0.6 * b.area <= a) & (a <= 1.6 * b.area) & (0.75 * b.w <= w) & (w <= 1.33 * b.w)
+                    & (0.75 * b.h <= h) & (h <= 1.33 * b.h)).sum())  # fmt: skip
+
+    return [b for b in out if alike(b) <= 2]
 
 
 def pip_raster(ink: np.ndarray, b: Blob, size: tuple[int, int]) -> tuple[np.ndarray, bool]:

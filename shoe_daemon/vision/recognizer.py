@@ -141,15 +141,34 @@ def _suit_q(p: np.ndarray) -> np.ndarray:
     return p[:4] / max(1e-9, 1.0 - p[4])
 
 
-def _large_index_boxes(corners) -> tuple:
-    """The glyph boxes (card coordinates) of the corners read at a scale larger than standard."""
+def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
+    """A court picture's suit, from the symbols in its corners: ``court`` = [(row of ``sp``, turned)].
+
+    Evidence of its own, like a pip card's centre pips, only when each half of the picture shows
+    a symbol clearly a pip and every such symbol gives one suit (the picture is printed twice, so
+    a piece of the figure taken for a pip in one half is refused, or reads alike, in the other).
+    """
+    sure = [(sp[i], turned) for i, turned in court if sp[i][4] <= RETRY_REJECT]
+    if {turned for _p, turned in sure} != {False, True}:
+        return None
+    q = [p[:4] / (1.0 - p[4]) for p, _t in sure]
+    if len({int(x.argmax()) for x in q}) != 1:
+        return None
+    return np.mean(q, axis=0)
+
+
+def _large_index_boxes(corners, every: bool = False) -> tuple:
+    """The glyph boxes (card coordinates) of the corners read at a scale larger than standard
+    (``every``: of every corner that gave a glyph, at any scale)."""
     from shoe_daemon.vision.index import CH, CW, Blob
 
     boxes = []
     for c, r in zip((0, 2), corners, strict=True):
-        if r.scale <= 1.0 or r.suit_box is None:
+        if not every and (r.scale <= 1.0 or r.suit_box is None):
             continue
         for b in (r.rank_box, r.suit_box):
+            if b is None:
+                continue
             # the bottom-right corner is read turned half round: back to card coordinates
             boxes.append(b if c == 0 else Blob(CW - b.x1, CH - b.y1, b.w, b.h, b.area))
     return tuple(boxes)
@@ -282,6 +301,7 @@ class Recognizer:
         for attempt in self._retries():
             rp, sp = self._retry(per_card, rp, sp, rank_r, rank_b, suit_r, suit_b, add, attempt)
         sp = self._recount_beside_large_index(per_card, sp, suit_r, suit_b)
+        sp = self._court_symbols(per_card, sp, suit_r, suit_b)
         readings = self.deck.read([x[3]["deck"] for x in per_card]) if self.deck is not None else []
         results = []
         deck_readings = []
@@ -325,7 +345,11 @@ class Recognizer:
         for k, (_cand, corners, _pip, slots, (card, ink, white)) in enumerate(per_card):
             for c in range(len(corners)):
                 i, j = slots["rank"][c], slots["suit"][c]
-                rank_ok = i is not None and rp[i][13] <= self.thresholds.corner_reject
+                # A glyph taller than any trained index (a piece of a jumbo index read at the
+                # standard scale: a jumbo 9 without its stem reads Q) is no whole index either.
+                r = corners[c]
+                tall = r.rank_box is not None and r.rank_box.h / r.scale > MAX_RANK_H
+                rank_ok = i is not None and rp[i][13] <= self.thresholds.corner_reject and not tall
                 suit_ok = j is not None and sp[j][4] <= self.thresholds.corner_reject
                 if rank_ok and suit_ok:
                     continue
@@ -373,6 +397,25 @@ class Recognizer:
                 suit_r.append(raster)
                 suit_b.append(b)
             per_card[k] = (cand, corners, again, slots, (card, ink, white))
+        if len(suit_r) > n_s:
+            sp = np.concatenate([sp, self.models.suit.proba(index.glyph_features_batch(suit_r[n_s:], suit_b[n_s:], 4))])
+        return sp
+
+    def _court_symbols(self, per_card, sp, suit_r, suit_b):
+        """The suit symbols of a court picture's corners (:func:`pips.picture_suit_blobs`), classified
+        like pips: ``slots["court"]`` = [(row of ``sp``, in the picture's turned half)]."""
+        from shoe_daemon.vision import index, pips
+
+        n_s = len(suit_r)
+        for _cand, corners, pip, slots, (_card, ink, _white) in per_card:
+            slots["court"] = []
+            if pip.kind != "picture":
+                continue
+            for b in pips.picture_suit_blobs(ink, _large_index_boxes(corners, every=True)):
+                raster, turned = pips.pip_raster(ink, b, index.SUIT_SIZE)
+                slots["court"].append((len(suit_r), turned))
+                suit_r.append(raster)
+                suit_b.append(b)
         if len(suit_r) > n_s:
             sp = np.concatenate([sp, self.models.suit.proba(index.glyph_features_batch(suit_r[n_s:], suit_b[n_s:], 4))])
         return sp
@@ -498,7 +541,11 @@ class Recognizer:
             support = {RANKS.index(r) for r in "JQK"}
         # When the corners disagree and the centre contradicts one of them, that one is misread
         # (a blurred or half-hidden glyph): the other corner, which the centre confirms, stands.
-        if len(ranks) == 2 and support is not None:
+        # Not by a picture when the corners were read at two index scales: a card's two indices are
+        # of one size, so one of them is a piece taken at the wrong scale, and a picture (any of
+        # J, Q, K) may be as wrong (a hand over a 9C's pips taken for one, its other corner read
+        # "Q" at the peek scale). A pip count names one rank: it still settles them.
+        if len(ranks) == 2 and support is not None and (pip.kind == "pips" or corners[0].scale == corners[1].scale):
             keep = [q for q in ranks if int(q.argmax()) in support]
             if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
                 bad = 0 if int(ranks[0].argmax()) not in support else 1
@@ -553,6 +600,9 @@ class Recognizer:
         pip_q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
         if pip_q:
             log_suit += np.log(0.01 + np.mean(pip_q, axis=0))
+        court = _court_suit(slots.get("court", ()), sp)
+        if court is not None:
+            log_suit += np.log(0.01 + court)
         red = float(np.mean(reds)) if reds else math.nan
         # Red or black ink tells the suit's colour. Ink of another colour tells nothing: a
         # four-colour deck's blue diamonds and green clubs, or black or red ink under a strong

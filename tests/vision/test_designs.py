@@ -143,7 +143,7 @@ def test_an_unseen_index_style_is_read_zero_shot(recognizer, design, seed, frame
 def test_blue_and_green_ink_is_no_black_suit(recognizer):
     """A four-colour deck's blue diamonds and green clubs: their ink's colour is neither red nor
     black, and says nothing of the suit (before, blue ink counted as black: no blue diamond pip
-    card was read). Its pip cards are read by their pips; its courts give their value."""
+    card was read). Its pip cards are read by their pips (its courts: tests/vision/test_court_suit.py)."""
     _require()
     from shoe_daemon.game.cards import RANK_VALUES
 
