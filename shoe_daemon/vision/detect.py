@@ -47,11 +47,20 @@ class Candidate:
 
 def whiteness(bgr: np.ndarray) -> np.ndarray:
     """min(B, G, R) - (max - min), saturating at 0: card stock high, felt/skin/chips low."""
-    b, g, r = cv2.split(bgr)
-    mn = cv2.min(cv2.min(b, g), r)
-    mx = cv2.max(cv2.max(b, g), r)
-    sat = cv2.subtract(mx, mn)
-    return cv2.subtract(mn, sat)
+    h, w = bgr.shape[:2]
+    out = np.empty((h, w), np.uint8)
+    # In strips of ~64 KB a plane: a whole frame's planes and temporaries (6 MB at 1280x720) went
+    # back to the kernel after every frame and were faulted in again (1,300 page faults, 3-7 ms).
+    rows = max(8, WHITENESS_STRIP // max(w, 1))
+    for y in range(0, h, rows):
+        b, g, r = cv2.split(bgr[y:y + rows])
+        mn = cv2.min(cv2.min(b, g), r)
+        mx = cv2.max(cv2.max(b, g), r)
+        cv2.subtract(mn, cv2.subtract(mx, mn), dst=out[y:y + rows])
+    return out
+
+
+WHITENESS_STRIP = 1 << 16   # pixels per strip of :func:`whiteness`
 
 
 def card_threshold(white_small: np.ndarray) -> float:
