@@ -210,6 +210,20 @@ class Recognizer:
     # ------------------------------------------------------------------ the frame
 
     def recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None = None) -> FrameResult:
+        import cv2
+
+        # OpenCV on one thread while a frame is read: its calls here are on small images (a card, a
+        # corner, a strip of the frame), where handing half the work to a second thread costs more
+        # than it saves, the more so on a shared 2-core host. Same answers; OpenCV's setting is
+        # given back after the frame.
+        threads = cv2.getNumThreads()
+        cv2.setNumThreads(1)
+        try:
+            return self._recognize(frame_bgr, zones)
+        finally:
+            cv2.setNumThreads(threads)
+
+    def _recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None) -> FrameResult:
         from shoe_daemon.vision import deck as deck_features
         from shoe_daemon.vision import detect, index, pips
 
