@@ -74,17 +74,30 @@ def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
 _INK = (255 - np.arange(256)).astype(np.float32) * np.float32(1.0 / 255.0)
 
 
-def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
+def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray, box: Blob | None = None) -> float:
     """Ink-weighted red against the card's white: ~1 for red ink, ~0 for black, below for blue or
-    green (nan if no ink)."""
+    green (nan if no ink). ``box``: where ``weight`` may be non-zero (the index's glyphs)."""
+    if box is not None:
+        # Only the box is worked out; its products are summed in place among the zeros of the
+        # rest (the same sums, in the same order: the same floats).
+        sub = np.s_[box.y:box.y1, box.x:box.x1]
+        wi, wr = np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32)
+        wi[sub], wr[sub] = _ink_red(card_part[sub], white, weight[sub])
+    else:
+        wi, wr = _ink_red(card_part, white, weight)
+    wsum = float(wi.sum())
+    if wsum < 1.0:
+        return float("nan")
+    return float(wr.sum() / wsum)
+
+
+def _ink_red(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``weight`` times the ink, and times the red, of each pixel of ``card_part``."""
     norm = card_part.astype(np.float32) * (1.0 / white)
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
     red = r - np.maximum(g, b)
     ink = 1.0 - np.minimum(np.minimum(b, g), r)
-    wsum = float((weight * ink).sum())
-    if wsum < 1.0:
-        return float("nan")
-    return float((weight * red).sum() / wsum)
+    return weight * ink, weight * red
 
 
 @dataclass
@@ -157,7 +170,8 @@ def _binarise(ink: np.ndarray, faint: bool = False, scale: float = 1.0) -> np.nd
 
 def _blobs(binary: np.ndarray) -> list[Blob]:
     n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    return [Blob(int(x), int(y), int(w), int(h), int(a)) for x, y, w, h, a in stats[1:] if a >= 6]
+    stats = stats[1:]
+    return [Blob(x, y, w, h, a) for x, y, w, h, a in stats[stats[:, 4] >= 6].tolist()]
 
 
 def find_index(blobs: list[Blob], roi_w: int, roi_h: int,
@@ -321,10 +335,10 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
         suit_raster = _raster(inkp, suit, SUIT_SIZE)
         suit_feat = glyph_features(suit_raster, norm_box(suit, scale), 4) if features else None
         weight[suit.y:suit.y1, suit.x:suit.x1] = binary[suit.y:suit.y1, suit.x:suit.x1]
-    red = redness(part, white, weight)
+    box = rank if suit is None else rank.union(suit)
+    red = redness(part, white, weight, box)
     # Paper around the index: ink in the index's box outside the rank and suit blobs (a back's
     # pattern, a picture running into the corner) means these are no index glyphs.
-    box = rank if suit is None else rank.union(suit)
     y0, y1 = max(box.y - 2, 0), min(box.y1 + 2, binary.shape[0])
     x0, x1 = max(box.x - 2, 0), min(box.x1 + 2, binary.shape[1])
     around = binary[y0:y1, x0:x1].copy()
