@@ -20,6 +20,7 @@ histograms, and the blob's proportions: nothing specific to one card design.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -33,11 +34,25 @@ SUIT_SIZE = (20, 20)
 JUMBO_SCALE, PEEK_SCALE = 2.0, 0.6
 
 
-def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
-    """The card inside ``quad`` (clockwise, quad[0]->quad[1] a short side) as a CW x CH image."""
+def rectify(frame: np.ndarray, quad: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+    """The card inside ``quad`` (clockwise, quad[0]->quad[1] a short side) as a CW x CH image.
+
+    ``scratch``: a 4-channel uint8 array of the frame's size, kept from frame to frame (what it
+    holds does not matter). The card's part of the frame is copied into it with a fourth channel
+    and warped from there: OpenCV warps 4 channels ~2.5x faster than 3, to the same pixels.
+    """
     dst = np.float32([[0, 0], [CW, 0], [CW, CH], [0, CH]])
     m = cv2.getPerspectiveTransform(np.float32(quad), dst)
-    return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if scratch is None:
+        return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    # The warp reads the quadrilateral and the pixel beyond (bilinear): a margin of 3 is plenty.
+    q = np.asarray(quad)
+    h, w = frame.shape[:2]
+    x0, y0 = max(math.floor(q[:, 0].min()) - 3, 0), max(math.floor(q[:, 1].min()) - 3, 0)
+    x1, y1 = min(math.ceil(q[:, 0].max()) + 4, w), min(math.ceil(q[:, 1].max()) + 4, h)
+    cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2BGRA, dst=scratch[y0:y1, x0:x1])
+    card = cv2.warpPerspective(scratch, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.cvtColor(card, cv2.COLOR_BGRA2BGR)
 
 
 def percentile_u8(values: np.ndarray, q: float) -> float:

@@ -202,6 +202,7 @@ class Recognizer:
         self.deck = deck if deck is not None else (load_deck_model(deck_path) if deck_path else None)
         model_path = model_path or _get(opts, "model")
         self.models = load_models(str(model_path) if model_path else None)
+        self._scratch: np.ndarray | None = None     # the frame with a fourth channel, for index.rectify
         t = thresholds or Thresholds()
         self.thresholds = Thresholds(ok=float(_get(opts, "ok_threshold", t.ok)),
                                      partial=float(_get(opts, "partial_threshold", t.partial)),
@@ -266,8 +267,11 @@ class Recognizer:
                 else:
                     slots["suit"].append(None)
 
+        if self._scratch is None or self._scratch.shape[:2] != frame_bgr.shape[:2]:
+            # Kept from frame to frame: a new one each frame is faulted in page by page.
+            self._scratch = np.empty((*frame_bgr.shape[:2], 4), np.uint8)
         for cand in cands:
-            card = index.rectify(frame_bgr, cand.quad)
+            card = index.rectify(frame_bgr, cand.quad, self._scratch)
             white = index.white_balance(card)
             ink = index.ink_map(card, white)
             back = pips.back_texture(ink)

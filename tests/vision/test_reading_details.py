@@ -210,3 +210,18 @@ def test_a_back_is_a_fine_pattern_in_every_ninth_of_the_inner_area():
             face = ink.copy()
             face[y0 + i * h // 3: y0 + (i + 1) * h // 3, x0 + j * w // 3: x0 + (j + 1) * w // 3] = 0   # paper
             assert back_texture(face) is None, (i, j)
+
+
+def test_a_card_rectified_through_the_four_channel_scratch_is_the_same_image():
+    """What the scratch held before (another frame's cards) does not matter, nor a card at the
+    frame's edge (the warp replicates the edge's pixels)."""
+    from shoe_daemon.vision.index import rectify
+
+    rng = np.random.default_rng(8)
+    frame = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    scratch = rng.integers(0, 256, (720, 1280, 4), dtype=np.uint8)
+    for quad in ([[400.3, 200.7], [550.2, 230.1], [510.9, 440.5], [362.4, 409.8]],
+                 [[0.0, 0.0], [150.0, 0.0], [150.0, 210.0], [0.0, 210.0]],
+                 [[1279.0, 500.0], [1279.0, 719.0], [1120.5, 719.0], [1121.0, 500.5]]):
+        q = np.float32(quad)
+        assert np.array_equal(rectify(frame, q, scratch), rectify(frame, q))
