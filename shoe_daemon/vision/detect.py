@@ -425,7 +425,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
                 quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
                 # Its corners where the outline bends: a card's own corners are seen, a
                 # quadrilateral straddling two cards has its corners in the middle of sides.
-                seen = int(sum(np.min(np.linalg.norm(poly - q, axis=1)) < 0.15 * short for q in quad))
+                seen = int((np.linalg.norm(poly[None] - quad[:, None], axis=2).min(axis=1) < 0.15 * short).sum())
                 if seen < 2 or _quad_fill(mask, quad) < CORNER_MIN_FILL:
                     continue
                 if any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
@@ -437,6 +437,10 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
     hyps.sort(key=lambda x: (-x[0], -x[1]))
     out: list[Candidate] = []
     for _seen, support, quad in hyps:
+        # One card per place (below): a refit moves the centre by less than 0.15 * sqrt(2) widths,
+        # so a hypothesis this close to a card already taken is not refitted to be dropped.
+        if any(np.linalg.norm(o.quad.mean(axis=0) - quad.mean(axis=0)) < 0.18 * short for o in out):
+            continue
         # Refit each side to the outline where it runs along it (else keep the hypothesis's side).
         fitted = _lines_quad([_fit_side(pts, quad[i], quad[(i + 1) % 4], tol) for i in range(4)])
         if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
