@@ -424,7 +424,7 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
             f"`Recognizer.recognize()` alone, sequential, on {lat['n']} pre-generated nominal 1280x720 JPEG-decoded "
             f"frames with six cards in the boxes (and 0-1 elsewhere; {lat['mean_cards']:.1f} found on average, "
             f"at most {lat['max_cards']}): **p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms**, p99 {lat['p99']:.1f} ms, "
-            f"max {lat['max']:.1f} ms. One thread (OpenCV may use a second core inside a call). CPU time of "
+            f"max {lat['max']:.1f} ms. One thread (OpenCV too: the recogniser runs it on one thread). CPU time of "
             f"the process per frame (all its threads; what the frame costs, whatever else runs): p50 "
             f"{lat.get('cpu_p50', float('nan')):.1f} ms, p95 {lat.get('cpu_p95', float('nan')):.1f} ms.")  # fmt: skip
         add("")

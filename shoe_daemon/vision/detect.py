@@ -47,11 +47,20 @@ class Candidate:
 
 def whiteness(bgr: np.ndarray) -> np.ndarray:
     """min(B, G, R) - (max - min), saturating at 0: card stock high, felt/skin/chips low."""
-    b, g, r = cv2.split(bgr)
-    mn = cv2.min(cv2.min(b, g), r)
-    mx = cv2.max(cv2.max(b, g), r)
-    sat = cv2.subtract(mx, mn)
-    return cv2.subtract(mn, sat)
+    h, w = bgr.shape[:2]
+    out = np.empty((h, w), np.uint8)
+    # In strips of ~64 KB a plane: a whole frame's planes and temporaries (6 MB at 1280x720) went
+    # back to the kernel after every frame and were faulted in again (1,300 page faults, 3-7 ms).
+    rows = max(8, WHITENESS_STRIP // max(w, 1))
+    for y in range(0, h, rows):
+        b, g, r = cv2.split(bgr[y:y + rows])
+        mn = cv2.min(cv2.min(b, g), r)
+        mx = cv2.max(cv2.max(b, g), r)
+        cv2.subtract(mn, cv2.subtract(mx, mn), dst=out[y:y + rows])
+    return out
+
+
+WHITENESS_STRIP = 1 << 16   # pixels per strip of :func:`whiteness`
 
 
 def card_threshold(white_small: np.ndarray) -> float:
@@ -416,7 +425,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
                 quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
                 # Its corners where the outline bends: a card's own corners are seen, a
                 # quadrilateral straddling two cards has its corners in the middle of sides.
-                seen = int(sum(np.min(np.linalg.norm(poly - q, axis=1)) < 0.15 * short for q in quad))
+                seen = int((np.linalg.norm(poly[None] - quad[:, None], axis=2).min(axis=1) < 0.15 * short).sum())
                 if seen < 2 or _quad_fill(mask, quad) < CORNER_MIN_FILL:
                     continue
                 if any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
@@ -428,6 +437,10 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int) 
     hyps.sort(key=lambda x: (-x[0], -x[1]))
     out: list[Candidate] = []
     for _seen, support, quad in hyps:
+        # One card per place (below): a refit moves the centre by less than 0.15 * sqrt(2) widths,
+        # so a hypothesis this close to a card already taken is not refitted to be dropped.
+        if any(np.linalg.norm(o.quad.mean(axis=0) - quad.mean(axis=0)) < 0.18 * short for o in out):
+            continue
         # Refit each side to the outline where it runs along it (else keep the hypothesis's side).
         fitted = _lines_quad([_fit_side(pts, quad[i], quad[(i + 1) % 4], tol) for i in range(4)])
         if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:

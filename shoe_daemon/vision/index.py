@@ -20,6 +20,7 @@ histograms, and the blob's proportions: nothing specific to one card design.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -33,11 +34,25 @@ SUIT_SIZE = (20, 20)
 JUMBO_SCALE, PEEK_SCALE = 2.0, 0.6
 
 
-def rectify(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
-    """The card inside ``quad`` (clockwise, quad[0]->quad[1] a short side) as a CW x CH image."""
+def rectify(frame: np.ndarray, quad: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+    """The card inside ``quad`` (clockwise, quad[0]->quad[1] a short side) as a CW x CH image.
+
+    ``scratch``: a 4-channel uint8 array of the frame's size, kept from frame to frame (what it
+    holds does not matter). The card's part of the frame is copied into it with a fourth channel
+    and warped from there: OpenCV warps 4 channels ~2.5x faster than 3, to the same pixels.
+    """
     dst = np.float32([[0, 0], [CW, 0], [CW, CH], [0, CH]])
     m = cv2.getPerspectiveTransform(np.float32(quad), dst)
-    return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if scratch is None:
+        return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    # The warp reads the quadrilateral and the pixel beyond (bilinear): a margin of 3 is plenty.
+    q = np.asarray(quad)
+    h, w = frame.shape[:2]
+    x0, y0 = max(math.floor(q[:, 0].min()) - 3, 0), max(math.floor(q[:, 1].min()) - 3, 0)
+    x1, y1 = min(math.ceil(q[:, 0].max()) + 4, w), min(math.ceil(q[:, 1].max()) + 4, h)
+    cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2BGRA, dst=scratch[y0:y1, x0:x1])
+    card = cv2.warpPerspective(scratch, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.cvtColor(card, cv2.COLOR_BGRA2BGR)
 
 
 def percentile_u8(values: np.ndarray, q: float) -> float:
@@ -74,17 +89,30 @@ def ink_map(card: np.ndarray, white: np.ndarray) -> np.ndarray:
 _INK = (255 - np.arange(256)).astype(np.float32) * np.float32(1.0 / 255.0)
 
 
-def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> float:
+def redness(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray, box: Blob | None = None) -> float:
     """Ink-weighted red against the card's white: ~1 for red ink, ~0 for black, below for blue or
-    green (nan if no ink)."""
+    green (nan if no ink). ``box``: where ``weight`` may be non-zero (the index's glyphs)."""
+    if box is not None:
+        # Only the box is worked out; its products are summed in place among the zeros of the
+        # rest (the same sums, in the same order: the same floats).
+        sub = np.s_[box.y:box.y1, box.x:box.x1]
+        wi, wr = np.zeros(weight.shape, np.float32), np.zeros(weight.shape, np.float32)
+        wi[sub], wr[sub] = _ink_red(card_part[sub], white, weight[sub])
+    else:
+        wi, wr = _ink_red(card_part, white, weight)
+    wsum = float(wi.sum())
+    if wsum < 1.0:
+        return float("nan")
+    return float(wr.sum() / wsum)
+
+
+def _ink_red(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``weight`` times the ink, and times the red, of each pixel of ``card_part``."""
     norm = card_part.astype(np.float32) * (1.0 / white)
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
     red = r - np.maximum(g, b)
     ink = 1.0 - np.minimum(np.minimum(b, g), r)
-    wsum = float((weight * ink).sum())
-    if wsum < 1.0:
-        return float("nan")
-    return float((weight * red).sum() / wsum)
+    return weight * ink, weight * red
 
 
 @dataclass
@@ -156,8 +184,10 @@ def _binarise(ink: np.ndarray, faint: bool = False, scale: float = 1.0) -> np.nd
 
 
 def _blobs(binary: np.ndarray) -> list[Blob]:
-    n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    return [Blob(int(x), int(y), int(w), int(h), int(a)) for x, y, w, h, a in stats[1:] if a >= 6]
+    # 16-bit labels (a corner has far fewer than 65,536 blobs): the statistics come ~40 % faster.
+    n, _, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8, ltype=cv2.CV_16U)
+    stats = stats[1:]
+    return [Blob(x, y, w, h, a) for x, y, w, h, a in stats[stats[:, 4] >= 6].tolist()]
 
 
 def find_index(blobs: list[Blob], roi_w: int, roi_h: int,
@@ -321,10 +351,10 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
         suit_raster = _raster(inkp, suit, SUIT_SIZE)
         suit_feat = glyph_features(suit_raster, norm_box(suit, scale), 4) if features else None
         weight[suit.y:suit.y1, suit.x:suit.x1] = binary[suit.y:suit.y1, suit.x:suit.x1]
-    red = redness(part, white, weight)
+    box = rank if suit is None else rank.union(suit)
+    red = redness(part, white, weight, box)
     # Paper around the index: ink in the index's box outside the rank and suit blobs (a back's
     # pattern, a picture running into the corner) means these are no index glyphs.
-    box = rank if suit is None else rank.union(suit)
     y0, y1 = max(box.y - 2, 0), min(box.y1 + 2, binary.shape[0])
     x0, x1 = max(box.x - 2, 0), min(box.x1 + 2, binary.shape[1])
     around = binary[y0:y1, x0:x1].copy()

@@ -221,6 +221,7 @@ class Recognizer:
         self.deck = deck if deck is not None else (load_deck_model(deck_path) if deck_path else None)
         model_path = model_path or _get(opts, "model")
         self.models = load_models(str(model_path) if model_path else None)
+        self._scratch: np.ndarray | None = None     # the frame with a fourth channel, for index.rectify
         t = thresholds or Thresholds()
         self.thresholds = Thresholds(ok=float(_get(opts, "ok_threshold", t.ok)),
                                      partial=float(_get(opts, "partial_threshold", t.partial)),
@@ -229,6 +230,20 @@ class Recognizer:
     # ------------------------------------------------------------------ the frame
 
     def recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None = None) -> FrameResult:
+        import cv2
+
+        # OpenCV on one thread while a frame is read: its calls here are on small images (a card, a
+        # corner, a strip of the frame), where handing half the work to a second thread costs more
+        # than it saves, the more so on a shared 2-core host. Same answers; OpenCV's setting is
+        # given back after the frame.
+        threads = cv2.getNumThreads()
+        cv2.setNumThreads(1)
+        try:
+            return self._recognize(frame_bgr, zones)
+        finally:
+            cv2.setNumThreads(threads)
+
+    def _recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None) -> FrameResult:
         from shoe_daemon.vision import deck as deck_features
         from shoe_daemon.vision import detect, index, pips
 
@@ -271,8 +286,11 @@ class Recognizer:
                 else:
                     slots["suit"].append(None)
 
+        if self._scratch is None or self._scratch.shape[:2] != frame_bgr.shape[:2]:
+            # Kept from frame to frame: a new one each frame is faulted in page by page.
+            self._scratch = np.empty((*frame_bgr.shape[:2], 4), np.uint8)
         for cand in cands:
-            card = index.rectify(frame_bgr, cand.quad)
+            card = index.rectify(frame_bgr, cand.quad, self._scratch)
             white = index.white_balance(card)
             ink = index.ink_map(card, white)
             back = pips.back_texture(ink)

@@ -73,6 +73,19 @@ def test_percentile_by_counting_is_numpys():
             assert percentile_u8(v, q) == pytest.approx(float(np.percentile(v, q)), abs=1e-9)
 
 
+def test_whiteness_in_strips_is_the_whole_frames():
+    """Whiteness is computed in strips (no frame-sized temporaries): every pixel as the formula
+    says, whatever the frame's size (a last strip shorter than the others, a narrow frame)."""
+    from shoe_daemon.vision import detect
+
+    rng = np.random.default_rng(5)
+    for h, w in ((720, 1280), (301, 97), (5, 3000)):
+        img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        mn, mx = img.min(axis=2).astype(int), img.max(axis=2).astype(int)
+        want = np.clip(mn - (mx - mn), 0, 255).astype(np.uint8)
+        assert np.array_equal(detect.whiteness(img), want)
+
+
 def test_enrolment_thresholds_per_card_size():
     from shoe_daemon.vision.enroll import choose_thresholds
 

@@ -181,3 +181,47 @@ def test_a_half_refused_suit_pip_is_no_sure_suit():
     doubt = _suit_q(np.array([0.0, 0.0, 0.0, 0.563, 0.437]))
     assert doubt.argmax() == 3 and doubt[3] < 0.7           # half refused: doubt, not a sure club
     assert abs(doubt.sum() - 1.0) < 1e-6
+
+
+def test_the_index_inks_redness_is_worked_out_on_its_box_alone_to_the_same_float():
+    from shoe_daemon.vision.index import Blob, redness
+
+    rng = np.random.default_rng(3)
+    part = rng.integers(0, 256, (89, 48, 3), dtype=np.uint8)     # some channels over the white: ink < 0
+    white = np.float32([200, 210, 190])
+    box = Blob(6, 9, 14, 40, 0)
+    weight = np.zeros((89, 48), np.float32)
+    weight[box.y:box.y1, box.x:box.x1] = rng.integers(0, 2, (box.h, box.w))
+    whole = redness(part, white, weight)
+    assert not np.isnan(whole) and redness(part, white, weight, box) == whole
+    weight[:] = 0
+    assert np.isnan(redness(part, white, weight, box))
+
+
+def test_a_back_is_a_fine_pattern_in_every_ninth_of_the_inner_area():
+    from shoe_daemon.vision.index import CH, CW
+    from shoe_daemon.vision.pips import back_texture
+
+    ink = ((np.indices((CH, CW)) // 2).sum(axis=0) % 2).astype(np.float32)     # a fine check: edges everywhere
+    assert back_texture(ink).startswith("card back (fine pattern")
+    y0, x0, h, w = int(0.1 * CH), int(0.1 * CW), int(0.9 * CH) - int(0.1 * CH), int(0.9 * CW) - int(0.1 * CW)
+    for i in range(3):
+        for j in range(3):
+            face = ink.copy()
+            face[y0 + i * h // 3: y0 + (i + 1) * h // 3, x0 + j * w // 3: x0 + (j + 1) * w // 3] = 0   # paper
+            assert back_texture(face) is None, (i, j)
+
+
+def test_a_card_rectified_through_the_four_channel_scratch_is_the_same_image():
+    """What the scratch held before (another frame's cards) does not matter, nor a card at the
+    frame's edge (the warp replicates the edge's pixels)."""
+    from shoe_daemon.vision.index import rectify
+
+    rng = np.random.default_rng(8)
+    frame = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    scratch = rng.integers(0, 256, (720, 1280, 4), dtype=np.uint8)
+    for quad in ([[400.3, 200.7], [550.2, 230.1], [510.9, 440.5], [362.4, 409.8]],
+                 [[0.0, 0.0], [150.0, 0.0], [150.0, 210.0], [0.0, 210.0]],
+                 [[1279.0, 500.0], [1279.0, 719.0], [1120.5, 719.0], [1121.0, 500.5]]):
+        q = np.float32(quad)
+        assert np.array_equal(rectify(frame, q, scratch), rectify(frame, q))

@@ -60,3 +60,25 @@ def test_result_json_shape(generator, recognizer):
     d = recognizer.recognize(f.image).to_json(image="x.jpg")
     assert list(d) == ["image", "cards", "elapsed_ms"]
     assert d["cards"] and all(c["zone"] is None for c in d["cards"])   # no zones configured
+
+
+def test_opencv_runs_on_one_thread_during_a_frame_and_its_setting_is_given_back(generator, recognizer, monkeypatch):
+    import cv2
+    import pytest
+
+    from shoe_daemon.vision import detect
+
+    f = generator("nominal", seed=5).frame(0, hand=False)
+    during = []
+    real = detect.find_cards
+    monkeypatch.setattr(detect, "find_cards", lambda frame: during.append(cv2.getNumThreads()) or real(frame))
+    before = cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(3)
+        assert recognizer.recognize(f.image).cards
+        assert during == [1] and cv2.getNumThreads() == 3
+        with pytest.raises(ValueError):
+            recognizer.recognize(f.image[:, :, 0])        # refused: the setting is given back all the same
+        assert cv2.getNumThreads() == 3
+    finally:
+        cv2.setNumThreads(before)
