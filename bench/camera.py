@@ -286,7 +286,9 @@ def latency(decks, backs, models, seed, n, deck="cardsjs", model_path=None) -> d
     rec = Recognizer({}, model_path=model_path or models["shipped"])
     for f in frames[:5]:
         rec.recognize(f.image)
-    load0 = os.getloadavg()[0]
+    from bench import cpu_ticks, steal_share
+
+    load0, ticks0 = os.getloadavg()[0], cpu_ticks()
     times, cpu, counts = [], [], []
     for f in frames:
         zones = parse_zones(f.zones)
@@ -295,13 +297,18 @@ def latency(decks, backs, models, seed, n, deck="cardsjs", model_path=None) -> d
         times.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.process_time() - c0) * 1000)
         counts.append(len(r.cards))
-    load1 = os.getloadavg()[0]
+    load1, steal = os.getloadavg()[0], steal_share(ticks0, cpu_ticks())
     q = np.percentile(times, [50, 95, 99])
     qc = np.percentile(cpu, [50, 95])
     return {"n": n, "p50": q[0], "p95": q[1], "p99": q[2], "max": max(times), "mean_cards": statistics.mean(counts),
             "cpu_p50": qc[0], "cpu_p95": qc[1],
-            "max_cards": max(counts), "load": (load0, load1), "deck": deck,
+            "max_cards": max(counts), "load": (load0, load1), "steal": steal, "deck": deck,
             "model": "enrolled" if model_path else "shipped"}  # fmt: skip
+
+
+def _steal(lat: dict) -> str:
+    """The host's steal over the latency pass (this VM's vCPUs runnable, not run), if measured."""
+    return f"; host steal {100 * lat['steal']:.1f} %" if lat.get("steal") is not None else ""
 
 
 def _pct(k: int, n: int) -> str:
@@ -430,7 +437,7 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
         add("")
         add(f"Machine: {info['machine']}, {info['cpus']} cores, shared: the 1-minute load average was "
             f"{lat['load'][0]:.2f} before and {lat['load'][1]:.2f} after the latency pass (other jobs ran on the "
-            f"same 2 cores, so these figures are pessimistic).")  # fmt: skip
+            f"same 2 cores, so these figures are pessimistic)" + _steal(lat) + ".")  # fmt: skip
         add("")
     add("Per-condition median time per frame (same process, during the accuracy runs): " + ", ".join(
         f"{k} {statistics.median(t.ms):.1f} ms" for k, t in results.items() if t.ms) + ".")  # fmt: skip
@@ -625,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
                     (_store() / f"latency-{name}.json").write_text(json.dumps(lat))
                 print(f"latency ({deck}, {name}): p50 {lat['p50']:.1f} ms p95 {lat['p95']:.1f} ms max {lat['max']:.1f} ms "
                       f"CPU p50 {lat['cpu_p50']:.1f} p95 {lat['cpu_p95']:.1f} ms "
-                      f"(load {lat['load'][0]:.2f} -> {lat['load'][1]:.2f})", flush=True)  # fmt: skip
+                      f"(load {lat['load'][0]:.2f} -> {lat['load'][1]:.2f}{_steal(lat)})", flush=True)  # fmt: skip
     info = {"date": _dt.date.today().isoformat(), "machine": f"{platform.machine()} {platform.system()}, "
             f"Python {platform.python_version()}", "cpus": os.cpu_count(), "models": _model_info(_models())}  # fmt: skip
     report = render_report(results, lats, info, time.time() - t_start, argv, args.heading, conditions)
