@@ -95,6 +95,10 @@ class DeckReading:
     p_value: float
     match: float              # correlation of the card's ink map with that card's own
     probs: np.ndarray = field(repr=False)
+    # The generic reader's best guess at the same card (index glyphs, centre), and its probability,
+    # when it found an index there: filled in by the recogniser (see DeckModel.agree).
+    generic: str | None = None
+    p_generic: float = 0.0
 
 
 @dataclass
@@ -106,6 +110,10 @@ class DeckModel:
     info: dict[str, Any] = field(default_factory=dict)
     min_p_small: float | None = None  # an exact card under SMALL_WIDTH px wide needs this (default min_p)
     index_scale: float = 1.0          # the deck's index scale (index.roi_size), measured by enroll on its faces
+    # Two readers agreeing: the deck model's card is also taken when the generic reader's best guess
+    # is the same card, the generic at least agree[0] sure and the deck at least agree[1], whatever
+    # the likeness (set by enroll on its calibration frames; None: not used, as in older models).
+    agree: tuple[float, float] | None = None
 
     def card_threshold(self, width: float) -> float:
         small = self.min_p_small if self.min_p_small is not None else self.min_p
@@ -134,7 +142,8 @@ class DeckModel:
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": 1, "codes": list(ALL_CODES), "mlp": self.mlp.to_json(),
                 "centroids": _enc(self.centroids), "min_p": self.min_p, "min_match": self.min_match,
-                "min_p_small": self.min_p_small, "index_scale": self.index_scale, "info": self.info}  # fmt: skip
+                "min_p_small": self.min_p_small, "index_scale": self.index_scale,
+                "agree": list(self.agree) if self.agree is not None else None, "info": self.info}  # fmt: skip
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -165,8 +174,12 @@ class DeckModel:
         scale = data.get("index_scale", 1.0)
         if not isinstance(scale, int | float) or not 0.3 <= float(scale) <= 3.0:
             raise DeckModelError(f"{where}: damaged deck model (index_scale {scale!r} out of range)")
+        agree = data.get("agree")
+        if agree is not None and (not isinstance(agree, list) or len(agree) != 2
+                                  or not all(isinstance(v, int | float) and 0.5 <= v <= 1.0 for v in agree)):  # fmt: skip
+            raise DeckModelError(f"{where}: damaged deck model (agree {agree!r}: two probabilities 0.5-1)")
         return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small),
-                   float(scale))  # fmt: skip
+                   float(scale), None if agree is None else (float(agree[0]), float(agree[1])))  # fmt: skip
 
 
 def is_deck_model(path: str | Path) -> bool:

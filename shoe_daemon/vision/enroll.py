@@ -248,8 +248,10 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
     from shoe_daemon.vision.zones import parse_zones
 
     model.min_p, model.min_match, model.min_p_small = 0.5, -1.0, 0.5       # see every reading
+    model.agree = None
     rec = Recognizer({}, deck=model)
     right, wrong, other = [], [], []
+    agreements = []      # (generic's probability, deck's, right?) where both readers named one card
     for c, (_name, cond) in enumerate(frame_conditions()):
         gen = frame_generator(faces, cond, seed + 100 + c)
         for i in range(frames // len(frame_conditions())):
@@ -266,7 +268,34 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
                     right.append((dr.p_card, dr.match, small))
                 else:
                     wrong.append((dr.p_card, dr.match, small))
-    return choose_thresholds(right, wrong, other)
+                if dr.generic is not None and dr.generic == dr.card:
+                    agreements.append((dr.p_generic, dr.p_card, bool(near) and dr.card == near[0].code))
+    min_p, min_match, stats = choose_thresholds(right, wrong, other)
+    stats["agree"] = choose_agreement(agreements)
+    stats["agreements"] = {"right": sum(ok for *_p, ok in agreements), "wrong": sum(not ok for *_p, ok in agreements)}
+    return min_p, min_match, stats
+
+
+AGREE_GENERIC = [0.8, 0.9, 0.95, 0.98, 0.99]             # the generic reader's probability
+AGREE_DECK = [0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 0.9999]  # the deck model's
+
+
+def choose_agreement(agreements: list) -> tuple[float, float] | None:
+    """DeckModel.agree from calibration readings where both readers named the same card
+    ((generic probability, deck probability, right?)): the pair of floors that lets no wrong one
+    through and keeps the most right ones (ties: the stricter), then a step stricter each for
+    margin, as :func:`choose_thresholds` does. None when it would keep none. The floors start at
+    0.8 and 0.9: two readers agreeing when either is that unsure was never wanted."""
+    best, best_key = None, (0, 0.0)
+    for i, a in enumerate(AGREE_GENERIC):
+        for j, b in enumerate(AGREE_DECK):
+            if any(g >= a and d >= b and not ok for g, d, ok in agreements):
+                continue
+            kept = sum(g >= a and d >= b and ok for g, d, ok in agreements)
+            if kept and (kept, a + b) > best_key:
+                best_key = (kept, a + b)
+                best = (AGREE_GENERIC[min(i + 1, len(AGREE_GENERIC) - 1)], AGREE_DECK[min(j + 1, len(AGREE_DECK) - 1)])
+    return best
 
 
 def choose_thresholds(right: list, wrong: list, other: list) -> tuple[float, float, dict]:
@@ -405,6 +434,7 @@ def check(model, faces, s: Settings, say, t0: float) -> dict:
     """Set a model's thresholds on calibration frames, then validate it on others (see the module doc)."""
     min_p, min_match, cstats = calibrate(model, faces, s.calib_frames, s.seed)
     model.min_p, model.min_match, model.min_p_small = min_p, min_match, cstats["min_p_small"]
+    model.agree = cstats["agree"]
     say(f"thresholds: probability >= {min_p}, likeness >= {min_match:.3f} ({cstats}); validating on "
         f"{s.val_frames} other frames ({time.time() - t0:.0f} s) ...")  # fmt: skip
     val = validate(model, faces, s.val_frames, s.seed)

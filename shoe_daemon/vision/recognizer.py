@@ -157,6 +157,16 @@ def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
     return np.mean(q, axis=0)
 
 
+def _with_generic_guess(dr, generic):
+    """The deck's reading with the generic reader's best guess at the same card (DeckReading.generic)."""
+    from dataclasses import replace
+
+    if not isinstance(generic, CardResult) or generic.rank_probs is None or generic.suit_probs is None:
+        return dr
+    r, s = int(np.argmax(generic.rank_probs)), int(np.argmax(generic.suit_probs))
+    return replace(dr, generic=RANKS[r] + SUITS[s], p_generic=float(generic.rank_probs[r] * generic.suit_probs[s]))
+
+
 def _large_index_boxes(corners, every: bool = False) -> tuple:
     """The glyph boxes (card coordinates) of the corners read at a scale larger than standard
     (``every``: of every corner that gave a glyph, at any scale)."""
@@ -328,8 +338,9 @@ class Recognizer:
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = self._face_unread(cand, _ink[1], res, zones)
             if readings:
-                deck_readings.append((np.round(cand.quad, 1).tolist(), readings[k]))
-                res = self._decide_deck(cand, pip, res, readings[k], zones)
+                dr = _with_generic_guess(readings[k], res)
+                deck_readings.append((np.round(cand.quad, 1).tolist(), dr))
+                res = self._decide_deck(cand, pip, res, dr, zones)
             # No reading at all, but a face lies there: reported, with neither card nor value.
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
                 res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
@@ -478,7 +489,11 @@ class Recognizer:
         quad = np.round(cand.quad, 1).tolist()
         zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
         this_deck = dr.match >= deck.min_match
-        if not this_deck:
+        # Two readers of their own (index glyphs and centre; the whole face) naming the same card,
+        # each sure enough (DeckModel.agree, set by enroll): the card, whatever the likeness.
+        agreed = (deck.agree is not None and dr.generic == dr.card and dr.p_generic >= deck.agree[0]
+                  and dr.p_card >= deck.agree[1])  # fmt: skip
+        if not this_deck and not agreed:
             if isinstance(generic, CardResult):
                 return generic
             return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
@@ -502,9 +517,16 @@ class Recognizer:
                 card_vetoes.append(f"the index reads {generic.card}")
         vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
         need = deck.card_threshold(cand_width(cand.quad))
-        if not vetoes and (dr.p_card >= need or (isinstance(generic, CardResult) and generic.card == dr.card)):
-            conf = dr.p_card if dr.p_card >= need else generic.confidence
-            return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, "")
+        sure = this_deck and dr.p_card >= need
+        same = isinstance(generic, CardResult) and generic.card == dr.card
+        if not vetoes and (sure or same or agreed):
+            conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)
+            why = "" if sure or same else f"the deck ({dr.p_card:.2f}) and the index ({dr.p_generic:.2f}) agree"
+            return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, why)
+        if not this_deck:       # agreed, but the centre or the index says otherwise: as if no deck
+            if isinstance(generic, CardResult):
+                return generic
+            return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
         if isinstance(generic, str):
             # Neither reading is sure: the generic reader saw no face-up card here, so nothing
             # is reported (a back, a chip or a card under a hand is no card to announce).
