@@ -54,6 +54,9 @@ MAX_RANK_H = 28
 OTHER_INK = -0.15
 FACE_MIN_INK = 0.03
 FACE_MIN_PAPER = 0.2
+# A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
+# paper: a face-up card's index, reported (``unknown``) even when nothing else of the face reads.
+CLEAR_INDEX = "a whole clear index"
 
 
 @dataclass
@@ -394,7 +397,10 @@ class Recognizer:
         paper = float((inner < 0.2).mean())
         if glyphs:
             # The ink must lie in blobs a pip wide: a back's fine lines, blurred, pass the share.
-            ok = "rank glyphs in 2 corners" in why and solid >= FACE_MIN_INK and paper >= FACE_MIN_PAPER
+            # One corner's whole, clear index is a face too: the other corner and the centre may
+            # be under the dealer's sleeve or hand, which breaks the face test below.
+            ok = ("rank glyphs in 2 corners" in why or CLEAR_INDEX in why) and solid >= FACE_MIN_INK \
+                and paper >= FACE_MIN_PAPER
             face, measured = ok and pip_ink(inner) >= MIN_SOLID, ""
         else:   # the face itself: a paper margin, pips or a picture laid out alike both ways up
             face, measured = face_evidence(ink)
@@ -461,6 +467,7 @@ class Recognizer:
     def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
         th = self.thresholds
         ranks, suits, reds, reasons = [], [], [], []   # per corner read (suit None when not read)
+        clear = 0      # corners with a whole index, rank and suit each clearly a glyph
         for k, r in enumerate(corners):
             name = "top-left" if k == 0 else "bottom-right"
             i = slots["rank"][k]
@@ -481,6 +488,7 @@ class Recognizer:
                 reasons.append(f"{name} index: {r.reason or 'no suit pip'}")
             elif sp[j][4] <= th.corner_reject:
                 suit_q = _suit_q(sp[j])
+                clear += p[13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
             suits.append(suit_q)
@@ -544,8 +552,8 @@ class Recognizer:
         if pip.kind == "unclear" and pip.reason == "no ink in the centre":
             return "no ink in the centre: no face; " + "; ".join(reasons)
         if not confirmed and not (full_index and len(ranks) == 2 and agree):
-            return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners): " \
-                + "; ".join(reasons)
+            return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners" \
+                + (f", {CLEAR_INDEX}" if clear else "") + "): " + "; ".join(reasons)
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:
