@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 
 STATUSES = ("ok", "partial", "unknown")
@@ -506,7 +507,9 @@ class Recognizer:
             support = {RANKS.index(r) for r in "JQK"}
         # When the corners disagree and the centre contradicts one of them, that one is misread
         # (a blurred or half-hidden glyph): the other corner, which the centre confirms, stands.
-        if len(ranks) == 2 and support is not None:
+        # Not a "picture" that is partly a hand or a sleeve from the card's edge: a 9C's clear "9"
+        # was ignored against a dark palm over its pips and the fingers its other corner read Q.
+        if len(ranks) == 2 and support is not None and pip.edge_ink < PICTURE_FROM_EDGE:
             keep = [q for q in ranks if int(q.argmax()) in support]
             if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
                 bad = 0 if int(ranks[0].argmax()) not in support else 1

@@ -175,3 +175,18 @@ def test_a_card_under_a_sleeve_is_reported_unknown_at_its_place(faces, recognize
     assert under[0].status == "unknown" and under[0].card is None and under[0].value is None
     assert "whole clear index" in under[0].reason
 
+
+def test_a_hand_over_pips_is_no_picture_that_overrules_an_index():
+    """A dark palm from the card's edge over a kennard-4colour 9C's green pips read as a picture,
+    and its fingers in the other corner as a Q: the clear "9" was ignored against that picture and
+    the card given value 0 (own seeds, 880100 frame 39). A picture made partly of ink from the
+    card's edge confirms a court, never overrules an index: now ``unknown``."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.recognizer import Recognizer
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    gen = FrameGenerator(design_faces("kennard-4colour"), [design_back("kennard-4colour")], "hand", seed=880100)
+    f = gen.frame(39)
+    card = next(c for c in f.face_up if c.code == "9C")
+    r = match(Recognizer({}).recognize(f.image), card)
+    assert r is not None and r.status == "unknown" and r.value is None, r
