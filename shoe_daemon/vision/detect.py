@@ -327,6 +327,8 @@ CORNER_SCALES = (0.8, 0.9, 1.0, 1.12, 1.25)   # card sizes tried, times the fram
 COVER_MIN_WHITE = 0.5      # share of such a card's quadrilateral that is still white
 COVER_MIN_FILL = 0.95      # ... and that is white, sleeve or hand (not felt, not another card's white)
 COVER_MIN_RING = 0.1       # share of the region's outline along which a sleeve or hand lies (else none hides a card)
+# Card sizes tried for such a card: its size is measured again on the side that shows (_complete).
+COVER_SCALES = (0.9, 1.0)
 
 
 def _quad_fill(mask: np.ndarray, quad: np.ndarray, also: np.ndarray | None = None) -> float:
@@ -377,19 +379,19 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     along them. One card per place: the best supported of hypotheses whose centres are close.
 
     Given the ``frame`` and its ``felt`` colour, a card under the dealer's sleeve or hand is taken
-    too: half its quadrilateral white, the rest of it neither white nor felt (a sleeve or a hand
-    lies there, :func:`_cover`), hypotheses wholly white first; its hidden end is then set at a
-    card's proportions from the part that shows (:func:`_complete`). ``hidden_only``: such cards
-    alone (a region smaller than a card, which holds no whole one).
+    too, when no card wholly white is found in the region: half its quadrilateral white, the rest
+    of it neither white nor felt (a sleeve or a hand lies there, :func:`_cover`); its hidden end
+    is then set at a card's proportions from the part that shows (:func:`_complete`).
+    ``hidden_only``: such cards alone (a region smaller than a card, which holds no whole one).
     """
     long_ = short * CARD_RATIO
     bright = mask
-    cover = None       # the frame's sleeve- or hand-coloured pixels about the region, when first needed
-    may_hide = None    # does a sleeve or hand lie along the region's outline? (when first needed)
-    if frame is not None and felt is None and hidden_only:
-        felt = felt_colour(frame)
-    if hidden_only and (frame is None or not _beside_cover(frame, bright, felt, c)):
-        return []
+    if hidden_only:
+        if frame is None:
+            return []
+        felt = felt_colour(frame) if felt is None else felt
+        if not _beside_cover(frame, bright, felt, c):
+            return []
     # The region with its holes filled: a card's pips and picture are not white, but are card.
     mask = np.zeros_like(mask)
     cv2.drawContours(mask, [c], -1, 1, -1)
@@ -414,7 +416,13 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     orient = np.sign(np.sum(poly[:, 0] * np.roll(poly[:, 1], -1) - np.roll(poly[:, 0], -1) * poly[:, 1]))
     lens = np.linalg.norm(poly - np.roll(poly, 1, axis=0), axis=1) * np.linalg.norm(np.roll(poly, -1, axis=0) - poly, axis=1)
     bends = poly[turn * orient < -0.1 * np.maximum(lens, 1e-9)]     # turning the other way by > ~6 degrees
-    hyps = []
+
+    def inside_bend(quad, cover):
+        # (Under a sleeve, the outline bends where pips meet the sleeve's edge: not another card.)
+        return any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
+                   > 0.1 * short and not (cover is not None and _near(cover, b, 0.05 * short)) for b in bends)
+
+    hyps, maybe = [], []
     for i in range(n):
         p, a, b = poly[i], poly[i - 1], poly[(i + 1) % n]
         e1, e2 = a - p, b - p
@@ -430,7 +438,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
             continue
         # Cards differ in size across the frame (perspective): a few sizes about the typical one.
         # Too small leaves sides off the outline, too large takes in felt.
-        for scale in CORNER_SCALES:
+        for scale in COVER_SCALES if hidden_only else CORNER_SCALES:
             for s1, s2 in ((short * scale, long_ * scale), (long_ * scale, short * scale)):
                 if min(l1, l2) < 0.35 * min(s1, s2) or l1 > 1.25 * s1 and l2 > 1.25 * s2:
                     continue
@@ -441,39 +449,49 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
                 if seen < 2:
                     continue
                 fill = _quad_fill(mask, quad)
-                hidden = fill < CORNER_MIN_FILL
-                if hidden_only and not hidden:
+                if fill < CORNER_MIN_FILL:
+                    if frame is not None and fill >= COVER_MIN_WHITE and scale in COVER_SCALES:
+                        maybe.append((seen, quad))      # under a sleeve? (if no card is found wholly white)
                     continue
-                if hidden:
-                    if frame is None or fill < COVER_MIN_WHITE:
-                        continue
-                    if may_hide is None:
-                        felt = felt_colour(frame) if felt is None else felt
-                        may_hide = hidden_only or _beside_cover(frame, bright, felt, c)
-                    if not may_hide:
-                        continue
-                    if cover is None:
-                        # (a hypothesis reaches at most half a card, at 1.25x, beyond the white)
-                        cover = _cover(frame, bright, felt, c, 0.8 * long_)
-                    if _quad_fill(mask, quad, cover) < COVER_MIN_FILL:
-                        continue
-                # (Under a sleeve, the outline bends where pips meet the sleeve's edge: not another card.)
-                if any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
-                       > 0.1 * short and not (hidden and _near(cover, b, 0.05 * short)) for b in bends):  # fmt: skip
+                if hidden_only or inside_bend(quad, None):
                     continue
                 support = _perimeter_support(quad, dist, off, tol)
                 if support >= CORNER_MIN_SUPPORT:
-                    hyps.append((seen, support, quad, hidden))
-    # Cards wholly in view first (in their old order), then cards under a sleeve or hand.
-    hyps.sort(key=lambda x: (x[3], -x[0], -x[1]))
+                    hyps.append((seen, support, quad))
+    hyps.sort(key=lambda x: (-x[0], -x[1]))
+    out = _corner_choice(hyps, pts, tol, short, mask, w, h)
+    if out or not maybe:
+        return out
+    felt = felt_colour(frame) if felt is None else felt
+    if not hidden_only and not _beside_cover(frame, bright, felt, c):
+        return out
+    # A card under the dealer's sleeve or hand: the rest of its quadrilateral is sleeve or hand.
+    # (a hypothesis reaches at most half a card, at 1.25x, beyond the white)
+    cover = _cover(frame, bright, felt, c, 0.8 * long_)
+    hyps = []
+    for seen, quad in maybe:
+        if _quad_fill(mask, quad, cover) < COVER_MIN_FILL or inside_bend(quad, cover):
+            continue
+        support = _perimeter_support(quad, dist, off, tol)
+        if support >= CORNER_MIN_SUPPORT:
+            hyps.append((seen, support, quad))
+    hyps.sort(key=lambda x: (-x[0], -x[1]))
+    return _corner_choice(hyps, pts, tol, short, mask, w, h, cover)
+
+
+def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None) -> list[Candidate]:
+    """Of corner hypotheses (best first), one card per place, its sides refitted to the outline.
+
+    ``cover``: they are cards under a sleeve or hand (these pixels), their hidden end completed.
+    """
     out: list[Candidate] = []
-    for _seen, support, quad, hidden in hyps:
+    for _seen, support, quad in hyps:
         # Refit each side to the outline where it runs along it (else keep the hypothesis's side).
         fitted = _lines_quad([_fit_side(pts, quad[i], quad[(i + 1) % 4], tol) for i in range(4)])
         if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
             quad = fitted
         quad = _order(quad)
-        if hidden:
+        if cover is not None:
             quad = _complete(quad, mask)
             if quad is None or _quad_fill(mask, quad, cover) < COVER_MIN_FILL:
                 continue
