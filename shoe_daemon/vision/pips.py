@@ -18,7 +18,11 @@ from shoe_daemon.vision.index import CH, CW, Blob
 X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
 # Pips in the middle column and in the two side columns, by count (French-suited layouts).
-MAX_INTRUSION = 0.12   # share of the pip area that ink from beyond the card's edge may cover
+# Share of the pip area that ink from beyond the card's edge (a hand, a sleeve) may cover: the
+# pips left must still make a standard, symmetric layout that the index agrees with. 0.12 before;
+# 0.3 read 5 more of 1,600 cards under a hand exactly and none wrong (own seeds 880100 'hand',
+# 880700 'stress'; not the benchmark's).
+MAX_INTRUSION = 0.3
 # Share of a "picture"'s ink that may come from beyond the card's edge (set on seeds 880100-880300).
 PICTURE_FROM_EDGE = 0.25
 # A picture in pieces (blurred, or a jumbo-index deck's small one) fills the middle third of the
