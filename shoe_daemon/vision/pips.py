@@ -18,7 +18,13 @@ from shoe_daemon.vision.index import CH, CW, Blob
 X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
 # Pips in the middle column and in the two side columns, by count (French-suited layouts).
-MAX_INTRUSION = 0.12   # share of the pip area that ink from beyond the card's edge may cover
+# Share of the pip area that ink from beyond the card's edge (a hand, a sleeve) may cover: the
+# pips left must still make a standard, symmetric layout that the index agrees with. 0.12 before;
+# 0.3 read 5 more of 1,600 cards under a hand exactly and none wrong (own seeds 880100 'hand',
+# 880700 'stress'; not the benchmark's).
+MAX_INTRUSION = 0.3
+# Share of a "picture"'s ink that may come from beyond the card's edge (set on seeds 880100-880300).
+PICTURE_FROM_EDGE = 0.25
 # A picture in pieces (blurred, or a jumbo-index deck's small one) fills the middle third of the
 # centre with ink at least this much; pips leave it mostly paper (0.15-0.36 on the kennard and
 # kennard-jumbo pip cards, seed 777 frames; pictures 0.49-0.77).
@@ -40,6 +46,7 @@ class PipReading:
     centre_ink: float = 0.0
     reason: str = ""
     index_boxes: tuple = ()          # the index glyphs left out of the count (read_pips)
+    edge_ink: float = 0.0            # share of a picture's ink that comes from beyond the card's edge
 
 
 def colourful(card: np.ndarray, white: np.ndarray) -> float:
@@ -124,7 +131,7 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
     binary = (region > 0.4).astype(np.uint8)
     first = _read(binary, card, white)
     first.index_boxes = index_boxes
-    if first.kind != "unclear" or first.reason == "no ink in the centre":
+    if first.kind == "pips" or first.reason == "no ink in the centre":
         return first
     # Ink that reaches the card's edge (a hand or a sleeve over a corner, felt along a misfitted
     # edge) is no pip: no standard layout prints one there. Set aside, the rest may count. A pip
@@ -137,6 +144,14 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
     if not len(edge):
         return first
     from_edge = np.isin(labels[Y0:Y1, X0:X1], edge)
+    if first.kind == "picture":
+        # A court's picture is printed inside the card's margin: ink from the edge in it is a hand
+        # or a sleeve over the card, over the picture or over pips (a dark hand's palm over a 9C
+        # read as a picture). Such a picture confirms a court, never overrules an index.
+        first.edge_ink = float(from_edge.sum()) / max(float(binary.sum()), 1.0)
+        if first.edge_ink >= PICTURE_FROM_EDGE:
+            first.reason = "a picture with ink from the card's edge (a hand or a sleeve?)"
+        return first
     if not from_edge.any() or float(from_edge.mean()) > MAX_INTRUSION:
         return first
     binary[from_edge] = 0

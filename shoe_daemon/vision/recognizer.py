@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 
 STATUSES = ("ok", "partial", "unknown")
@@ -54,6 +55,9 @@ MAX_RANK_H = 28
 OTHER_INK = -0.15
 FACE_MIN_INK = 0.03
 FACE_MIN_PAPER = 0.2
+# A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
+# paper: a face-up card's index, reported (``unknown``) even when nothing else of the face reads.
+CLEAR_INDEX = "a whole clear index"
 
 
 @dataclass
@@ -466,7 +470,10 @@ class Recognizer:
         paper = float((inner < 0.2).mean())
         if glyphs:
             # The ink must lie in blobs a pip wide: a back's fine lines, blurred, pass the share.
-            ok = "rank glyphs in 2 corners" in why and solid >= FACE_MIN_INK and paper >= FACE_MIN_PAPER
+            # One corner's whole, clear index is a face too: the other corner and the centre may
+            # be under the dealer's sleeve or hand, which breaks the face test below.
+            ok = ("rank glyphs in 2 corners" in why or CLEAR_INDEX in why) and solid >= FACE_MIN_INK \
+                and paper >= FACE_MIN_PAPER
             face, measured = ok and pip_ink(inner) >= MIN_SOLID, ""
         else:   # the face itself: a paper margin, pips or a picture laid out alike both ways up
             face, measured = face_evidence(ink)
@@ -544,6 +551,7 @@ class Recognizer:
     def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
         th = self.thresholds
         ranks, suits, reds, reasons = [], [], [], []   # per corner read (suit None when not read)
+        clear = 0      # corners with a whole index, rank and suit each clearly a glyph
         for k, r in enumerate(corners):
             name = "top-left" if k == 0 else "bottom-right"
             i = slots["rank"][k]
@@ -564,6 +572,7 @@ class Recognizer:
                 reasons.append(f"{name} index: {r.reason or 'no suit pip'}")
             elif sp[j][4] <= th.corner_reject:
                 suit_q = _suit_q(sp[j])
+                clear += p[13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
             suits.append(suit_q)
@@ -584,8 +593,11 @@ class Recognizer:
         # Not by a picture when the corners were read at two index scales: a card's two indices are
         # of one size, so one of them is a piece taken at the wrong scale, and a picture (any of
         # J, Q, K) may be as wrong (a hand over a 9C's pips taken for one, its other corner read
-        # "Q" at the peek scale). A pip count names one rank: it still settles them.
-        if len(ranks) == 2 and support is not None and (pip.kind == "pips" or corners[0].scale == corners[1].scale):
+        # "Q" at the peek scale). A pip count names one rank: it still settles them. Nor by a
+        # "picture" that is partly a hand or a sleeve from the card's edge: a 9C's clear "9" was
+        # ignored against a dark palm over its pips and the fingers its other corner read Q.
+        if (len(ranks) == 2 and support is not None and pip.edge_ink < PICTURE_FROM_EDGE
+                and (pip.kind == "pips" or corners[0].scale == corners[1].scale)):
             keep = [q for q in ranks if int(q.argmax()) in support]
             if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
                 bad = 0 if int(ranks[0].argmax()) not in support else 1
@@ -631,8 +643,8 @@ class Recognizer:
         if pip.kind == "unclear" and pip.reason == "no ink in the centre":
             return "no ink in the centre: no face; " + "; ".join(reasons)
         if not confirmed and not (full_index and len(ranks) == 2 and agree):
-            return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners): " \
-                + "; ".join(reasons)
+            return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners" \
+                + (f", {CLEAR_INDEX}" if clear else "") + "): " + "; ".join(reasons)
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:

@@ -14,3 +14,36 @@ def match(result, truth):
         if d < best_d:
             best, best_d = r, d
     return best
+
+
+def table_with_a_sleeve(faces_or_images, under, sleeve=((690, 250), (1400, 80), 170), width=150):
+    """A drawn 1280x720 green table: images (BGRA faces or backs) laid upright in a row at x 150,
+    330, 510 and ``under`` at 700 (all ``width`` px wide, y 300), then a dark sleeve (a band from
+    p0 to p1, ``w`` px wide) over ``under``'s top-right corner and half its right side.
+    Returns (frame, the quadrilateral of ``under``)."""
+    import cv2
+
+    img = np.zeros((720, 1280, 3), np.float32)
+    img[:] = (40, 110, 30)
+    h = width * 1.4
+
+    def lay(face, cx):
+        quad = np.float32([[cx - width / 2, 300 - h / 2], [cx + width / 2, 300 - h / 2],
+                           [cx + width / 2, 300 + h / 2], [cx - width / 2, 300 + h / 2]])  # fmt: skip
+        fh, fw = face.shape[:2]
+        m = cv2.getPerspectiveTransform(np.float32([[0, 0], [fw, 0], [fw, fh], [0, fh]]), quad)
+        warped = cv2.warpPerspective(face, m, (1280, 720), flags=cv2.INTER_AREA)
+        alpha = warped[:, :, 3:4].astype(np.float32) / 255.0
+        img[:] = warped[:, :, :3] * alpha + img * (1 - alpha)
+        return quad
+
+    for face, cx in zip(faces_or_images, (150, 330, 510), strict=True):
+        lay(face, cx)
+    quad = lay(under, 700)
+    (x0, y0), (x1, y1), w = sleeve
+    d = np.float64([x1 - x0, y1 - y0])
+    d /= np.linalg.norm(d)
+    n = np.array([-d[1], d[0]]) * w / 2
+    p0, p1 = np.float64([x0, y0]), np.float64([x1, y1])
+    cv2.fillConvexPoly(img, np.int32(np.round([p0 + n, p1 + n, p1 - n, p0 - n])), (30, 28, 25), lineType=cv2.LINE_AA)
+    return np.clip(img, 0, 255).astype(np.uint8), quad

@@ -35,3 +35,16 @@ def test_stress_empty_frames(generator, recognizer):
     gen = generator(with_overrides(CONDITIONS["stress"], empty=True, backs_p=1.0), seed=8)
     for i in range(3):
         assert recognizer.recognize(gen.frame(i).image).cards == []
+
+
+@pytest.mark.parametrize("what", ["back", "blank card stock"])
+def test_no_card_under_a_sleeve_without_a_face(faces, backs, recognizer, what):
+    """A card back, or white card stock with nothing printed, half under the dealer's sleeve: its
+    place is found as a card under a sleeve would be, but no face shows there, so no card."""
+    from tests.vision.helpers import table_with_a_sleeve
+
+    under = backs[0] if what == "back" else np.full_like(faces["2C"], 255)
+    for sleeve in (((680, 340), (1400, 560), 170), ((690, 250), (1400, 80), 170)):
+        img, _ = table_with_a_sleeve([faces[c] for c in ("2C", "5D", "9S")], under, sleeve)
+        res = recognizer.recognize(img)
+        assert sorted(c.card for c in res.cards) == ["2C", "5D", "9S"], [c.to_json() for c in res.cards]
