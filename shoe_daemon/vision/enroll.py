@@ -283,17 +283,17 @@ AGREE_DECK = [0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 0.9999]  # the deck model's
 def choose_agreement(agreements: list) -> tuple[float, float] | None:
     """DeckModel.agree from calibration readings where both readers named the same card
     ((generic probability, deck probability, right?)): the pair of floors that lets no wrong one
-    through and keeps the most right ones (ties: the stricter), then a step stricter each for
-    margin, as :func:`choose_thresholds` does. None when it would keep none. The floors start at
-    0.8 and 0.9: two readers agreeing when either is that unsure was never wanted."""
-    best, best_key = None, (0, 0.0)
+    through and keeps the most right ones (the first such pair, the least strict), then a step
+    stricter each for margin, as :func:`choose_thresholds` does. None when it would keep none. The
+    floors start at 0.8 and 0.9: two readers agreeing when either is that unsure was never wanted."""
+    best, most = None, 0
     for i, a in enumerate(AGREE_GENERIC):
         for j, b in enumerate(AGREE_DECK):
             if any(g >= a and d >= b and not ok for g, d, ok in agreements):
                 continue
             kept = sum(g >= a and d >= b and ok for g, d, ok in agreements)
-            if kept and (kept, a + b) > best_key:
-                best_key = (kept, a + b)
+            if kept > most:
+                most = kept
                 best = (AGREE_GENERIC[min(i + 1, len(AGREE_GENERIC) - 1)], AGREE_DECK[min(j + 1, len(AGREE_DECK) - 1)])
     return best
 
