@@ -45,6 +45,9 @@ class Candidate:
     ratio: float            # long side / short side
 
 
+WHITENESS_STRIP = 1 << 16   # pixels per strip of :func:`whiteness`
+
+
 def whiteness(bgr: np.ndarray) -> np.ndarray:
     """min(B, G, R) - (max - min), saturating at 0: card stock high, felt/skin/chips low."""
     h, w = bgr.shape[:2]
@@ -58,9 +61,6 @@ def whiteness(bgr: np.ndarray) -> np.ndarray:
         mx = cv2.max(cv2.max(b, g), r)
         cv2.subtract(mn, cv2.subtract(mx, mn), dst=out[y:y + rows])
     return out
-
-
-WHITENESS_STRIP = 1 << 16   # pixels per strip of :func:`whiteness`
 
 
 def card_threshold(white_small: np.ndarray) -> float:

@@ -171,6 +171,13 @@ def _with_generic_guess(dr, generic):
     return replace(dr, generic=RANKS[r] + SUITS[s], p_generic=float(generic.rank_probs[r] * generic.suit_probs[s]))
 
 
+def _without_deck(generic, dr):
+    """The generic reading alone: the deck's reading is not like this deck's card."""
+    if isinstance(generic, CardResult):
+        return generic
+    return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
+
+
 def _large_index_boxes(corners, every: bool = False) -> tuple:
     """The glyph boxes (card coordinates) of the corners read at a scale larger than standard
     (``every``: of every corner that gave a glyph, at any scale)."""
@@ -501,9 +508,7 @@ class Recognizer:
         agreed = (deck.agree is not None and dr.generic == dr.card and dr.p_generic >= deck.agree[0]
                   and dr.p_card >= deck.agree[1])  # fmt: skip
         if not this_deck and not agreed:
-            if isinstance(generic, CardResult):
-                return generic
-            return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
+            return _without_deck(generic, dr)
         rank = dr.card[0]
         value_vetoes, card_vetoes = [], []
         if pip.kind == "pips":
@@ -531,9 +536,7 @@ class Recognizer:
             why = "" if sure or same else f"the deck ({dr.p_card:.2f}) and the index ({dr.p_generic:.2f}) agree"
             return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, why)
         if not this_deck:       # agreed, but the centre or the index says otherwise: as if no deck
-            if isinstance(generic, CardResult):
-                return generic
-            return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
+            return _without_deck(generic, dr)
         if isinstance(generic, str):
             # Neither reading is sure: the generic reader saw no face-up card here, so nothing
             # is reported (a back, a chip or a card under a hand is no card to announce).
