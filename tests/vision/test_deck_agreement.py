@@ -27,8 +27,8 @@ def _generic(code: str, p_rank: float, p_suit: float, status: str = "unknown"):
 
 
 def _decide(agree, generic, deck_card="7S", p_deck=0.97, match=0.2, pips=7):
-    from shoe_daemon.vision.detect import Candidate
     from shoe_daemon.vision.pips import PipReading
+    from shoe_daemon.vision.quad import Candidate
     from shoe_daemon.vision.recognizer import Recognizer, _with_generic_guess
 
     deck = DeckModel(mlp=None, centroids=None, min_p=0.99, min_match=0.5, agree=agree)

@@ -109,18 +109,18 @@ def test_a_card_recovered_from_its_corners_keeps_a_card_size_of_the_frame():
     """Two 60-px cards overlapping make one white region; each is recovered from its corners at
     the frame's card size. A refit that shrinks a hypothesis below the sizes looked for (0.8x)
     ran along something else, and gives no card (it gave a 52-px "card" on half of a 68-px one)."""
-    from shoe_daemon.vision import detect
+    from shoe_daemon.vision import detect, partial, quad
 
     img = _felt()
     for cx, cy in ((300, 300), (345, 330)):
         _card(img, (cx, cy), 60, 1.4)
     mask = (detect.whiteness(img) > 120).astype(np.uint8)
     region = max(cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0], key=cv2.contourArea)
-    both = detect.corner_cards(region, mask, 72.0, 1280, 720)
+    both = partial.corner_cards(region, mask, 72.0, 1280, 720)
     assert sorted(round(float(c.quad[:, 0].mean()) / 10) for c in both) == [30, 34]
     for short in (72.0, 76.0, 80.0):
-        for c in detect.corner_cards(region, mask, short, 1280, 720):
-            assert 0.8 <= detect._short_side(c.quad) / short <= 1.25
+        for c in partial.corner_cards(region, mask, short, 1280, 720):
+            assert 0.8 <= quad.short_side(c.quad) / short <= 1.25
 
 
 def _band(img, p0, p1, width, colour):

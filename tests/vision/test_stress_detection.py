@@ -92,7 +92,7 @@ def test_table_stress_frames_hold_every_condition(generator):
 
 def test_touching_and_overlapping_cards_are_found_apart(generator):
     """Cards pushed against each other (or 0-15 % over) make one white region; each card is
-    recovered from its visible corners (``detect.corner_cards``): 3 of 16 were found without."""
+    recovered from its visible corners (``partial.corner_cards``): 3 of 16 were found without."""
     from shoe_daemon.vision import detect
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
@@ -114,7 +114,7 @@ def test_corner_card_needs_a_seen_corner_and_white(generator):
     """A region with no card corner (a chip's disc, a cuff's band of other proportions) gives no card."""
     import cv2
 
-    from shoe_daemon.vision.detect import corner_cards
+    from shoe_daemon.vision.partial import corner_cards
 
     mask = np.zeros((400, 600), np.uint8)
     cv2.circle(mask, (150, 200), 90, 1, -1)                     # a disc: no corner at all
@@ -163,7 +163,7 @@ SLEEVE_OVER_CENTRE = ((680, 340), (1400, 560), 170)   # over the bottom-right co
 def test_a_card_under_a_sleeve_is_reported_unknown_at_its_place(faces, recognizer, code):
     """The dealer's sleeve over a card's bottom-right corner, its centre and half a side: the white
     left is no card's shape (found from its visible corners and the sleeve beside them,
-    ``detect.corner_cards``), and only the top-left index reads. That whole, clear index is a face,
+    ``partial.corner_cards``), and only the top-left index reads. That whole, clear index is a face,
     so the card is reported at its place, unread: the centre cannot confirm it."""
     from tests.vision.helpers import table_with_a_sleeve
 
