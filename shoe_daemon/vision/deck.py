@@ -65,9 +65,12 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     # turned (and its two corners swapped): one resize each, not two.
     area = cv2.INTER_AREA
     grid = cv2.resize(ink, GRID, interpolation=area)
-    tl = cv2.resize(np.ascontiguousarray(ink[:ch, :cw]), CORNER, interpolation=area)
-    br = cv2.resize(np.ascontiguousarray(ink[h - ch:, w - cw:][::-1, ::-1]), CORNER, interpolation=area)
-    cols = [cv2.resize(c, COLOUR, interpolation=area) for c in colours]
+    # Maps of one size resized at once, as the channels of one image: each channel comes out as
+    # it does alone (the same floats), in a third of the time.
+    corners = cv2.resize(cv2.merge([ink[:ch, :cw], ink[h - ch:, w - cw:][::-1, ::-1]]), CORNER, interpolation=area)
+    tl, br = corners[..., 0], corners[..., 1]
+    merged = cv2.resize(cv2.merge(colours), COLOUR, interpolation=area)
+    cols = [merged[..., k] for k in range(len(colours))]
     out = [np.concatenate([grid.ravel(), tl.ravel(), br.ravel()] + [c.ravel() for c in cols]),
            np.concatenate([grid[::-1, ::-1].ravel(), br.ravel(), tl.ravel()] + [c[::-1, ::-1].ravel() for c in cols])]
     return np.stack(out).astype(np.float32)

@@ -55,6 +55,12 @@ def rectify(frame: np.ndarray, quad: np.ndarray, scratch: np.ndarray | None = No
     return cv2.cvtColor(card, cv2.COLOR_BGRA2BGR)
 
 
+def share(mask: np.ndarray) -> float:
+    """``float(mask.mean())`` of a mask of 0s and 1s (or bools), by counting: the same float, a few
+    microseconds sooner (it is taken some hundred times a frame)."""
+    return np.count_nonzero(mask) / mask.size
+
+
 def percentile_u8(values: np.ndarray, q: float) -> float:
     """``np.percentile(values, q)`` (linear interpolation) of uint8 values, by counting: ~3x faster."""
     counts = np.cumsum(np.bincount(values, minlength=256))
@@ -361,7 +367,7 @@ def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: in
     for b in (rank, suit):
         if b is not None:
             around[b.y - y0:b.y1 - y0, b.x - x0:b.x1 - x0] = 0
-    clutter = float(around.mean())
+    clutter = share(around)
     out = CornerReading(rank_feat, suit_feat, red, rank, suit, reason, clutter=clutter,
                         rank_raster=rank_raster, suit_raster=suit_raster, scale=scale)
     if extras:

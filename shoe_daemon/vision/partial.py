@@ -18,6 +18,7 @@ import math
 import cv2
 import numpy as np
 
+from shoe_daemon.vision.index import percentile_u8, share
 from shoe_daemon.vision.quad import (
     RATIO_RANGE,
     Candidate,
@@ -35,7 +36,9 @@ FELT_DISTANCE = 60.0       # BGR distance within which a pixel is the felt's col
 
 def felt_colour(frame: np.ndarray) -> np.ndarray:
     """The felt's BGR (the median of the frame: the felt covers most of a table camera's view)."""
-    return np.median(frame[::8, ::8].reshape(-1, 3), axis=0).astype(np.float32)
+    # Per channel by counting (np.median's value, ~3x faster).
+    pixels = frame[::8, ::8].reshape(-1, 3)
+    return np.float32([percentile_u8(pixels[:, c], 50) for c in range(3)])
 
 
 def hull_card(frame: np.ndarray, c: np.ndarray, area: float, felt: np.ndarray, w: int, h: int) -> list[Candidate]:
@@ -86,10 +89,11 @@ COVER_MIN_FILL = 0.95      # ... and that is white, sleeve or hand (not felt, no
 COVER_MIN_RING = 0.1       # share of the region's outline along which a sleeve or hand lies (else none hides a card)
 # Card sizes tried for such a card: its size is measured again on the side that shows (_complete).
 COVER_SCALES = (0.9, 1.0)
+COVER_TILE = 32            # px: the cover about a region is worked out in tiles of this size, where looked at
 
 
-def _quad_fill(mask: np.ndarray, quad: np.ndarray, also: np.ndarray | None = None) -> float:
-    """Share of the quadrilateral (less a 2-px rim: blur) that is white in ``mask`` (or set in ``also``)."""
+def _quad_fill(mask: np.ndarray, quad: np.ndarray, also: np.ndarray | _Cover | None = None) -> float:
+    """Share of the quadrilateral (less a 2-px rim: blur) that is white in ``mask`` (or set in ``also``; both 0/1)."""
     x, y, bw, bh = cv2.boundingRect(np.float32(quad))
     x0, y0 = max(x, 0), max(y, 0)
     x1, y1 = min(x + bw, mask.shape[1]), min(y + bh, mask.shape[0])
@@ -98,11 +102,12 @@ def _quad_fill(mask: np.ndarray, quad: np.ndarray, also: np.ndarray | None = Non
     inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
     cv2.fillConvexPoly(inside, np.int32(np.round(quad - [x0, y0])), 1)
     inside = cv2.erode(inside, np.ones((5, 5), np.uint8))
-    n = int(inside.sum())
+    n = cv2.countNonZero(inside)
     if n == 0:
         return 0.0
     part = mask[y0:y1, x0:x1] if also is None else mask[y0:y1, x0:x1] | also[y0:y1, x0:x1]
-    return float(part[inside > 0].sum()) / n
+    # (Masks of 0 and 1: the pixels set inside are counted.)
+    return float(cv2.countNonZero(cv2.bitwise_and(part, inside))) / n
 
 
 def _perimeter_support(quad: np.ndarray, dist: np.ndarray, off: np.ndarray, tol: float) -> float:
@@ -120,7 +125,7 @@ def _perimeter_support(quad: np.ndarray, dist: np.ndarray, off: np.ndarray, tol:
     ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < ww) & (xy[:, 1] < hh)
     near = np.zeros(len(xy), bool)
     near[ok] = dist[xy[ok, 1], xy[ok, 0]] <= tol
-    return float(near.mean())
+    return share(near)
 
 
 def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, frame: np.ndarray | None = None,
@@ -137,7 +142,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
 
     Given the ``frame`` and its ``felt`` colour, a card under the dealer's sleeve or hand is taken
     too, when no card wholly white is found in the region: half its quadrilateral white, the rest
-    of it neither white nor felt (a sleeve or a hand lies there, :func:`_cover`); its hidden end
+    of it neither white nor felt (a sleeve or a hand lies there, :class:`_Cover`); its hidden end
     is then set at a card's proportions from the part that shows (:func:`_complete`).
     ``hidden_only``: such cards alone (a region smaller than a card, which holds no whole one).
     """
@@ -224,7 +229,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
         return out
     # A card under the dealer's sleeve or hand: the rest of its quadrilateral is sleeve or hand.
     # (a hypothesis reaches at most half a card, at 1.25x, beyond the white)
-    cover = _cover(frame, bright, felt, c, 0.8 * long_)
+    cover = _Cover(frame, bright, felt, c, 0.8 * long_)
     hyps = []
     for seen, quad in maybe:
         if _quad_fill(mask, quad, cover) < COVER_MIN_FILL or inside_bend(quad, cover):
@@ -274,21 +279,53 @@ def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None) -> list[Candid
     return out
 
 
-def _cover(frame: np.ndarray, bright: np.ndarray, felt: np.ndarray, c: np.ndarray, reach: float) -> np.ndarray:
-    """Pixels about region ``c`` (within ``reach``) that are neither card-white nor felt: a sleeve or a hand."""
-    cover = np.zeros(frame.shape[:2], np.uint8)
-    x, y, bw, bh = cv2.boundingRect(c)
-    r = int(math.ceil(reach))
-    x0, y0 = max(x - r, 0), max(y - r, 0)
-    x1, y1 = min(x + bw + r, frame.shape[1]), min(y + bh + r, frame.shape[0])
-    cover[y0:y1, x0:x1] = _off_felt(frame[y0:y1, x0:x1], felt) & (bright[y0:y1, x0:x1] == 0)
-    return cover
+class _Cover:
+    """Pixels about region ``c`` (within ``reach``) that are neither card-white nor felt: a sleeve or a hand.
+
+    Indexed like the frame's mask (``cover[y0:y1, x0:x1]``: uint8, 1 = sleeve or hand), and worked
+    out only where it is looked at, once (in tiles of COVER_TILE px): the card hypotheses and bends
+    beside a sleeve are a small part of the region's surroundings (the whole of them took 3-9 ms).
+    """
+
+    def __init__(self, frame: np.ndarray, bright: np.ndarray, felt: np.ndarray, c: np.ndarray, reach: float):
+        self.frame, self.bright, self.felt = frame, bright, felt
+        self.shape = frame.shape[:2]
+        x, y, bw, bh = cv2.boundingRect(c)
+        r = int(math.ceil(reach))
+        self.box = (max(y - r, 0), min(y + bh + r, self.shape[0]), max(x - r, 0), min(x + bw + r, self.shape[1]))
+        self.values = np.zeros(self.shape, np.uint8)
+        t = COVER_TILE
+        self.done = np.zeros((-(-self.shape[0] // t), -(-self.shape[1] // t)), bool)
+
+    def __getitem__(self, key: tuple[slice, slice]) -> np.ndarray:
+        (y0, y1, _), (x0, x1, _) = key[0].indices(self.shape[0]), key[1].indices(self.shape[1])
+        by0, by1, bx0, bx1 = self.box
+        iy0, iy1, ix0, ix1 = max(y0, by0), min(y1, by1), max(x0, bx0), min(x1, bx1)
+        if iy0 < iy1 and ix0 < ix1:
+            t = COVER_TILE
+            ty, tx = np.nonzero(~self.done[iy0 // t:(iy1 - 1) // t + 1, ix0 // t:(ix1 - 1) // t + 1])
+            if len(ty):
+                # The tiles not yet worked out, at once (the box round them; the reach's box bounds it).
+                ty0, ty1 = iy0 // t + ty.min(), iy0 // t + ty.max() + 1
+                tx0, tx1 = ix0 // t + tx.min(), ix0 // t + tx.max() + 1
+                part = np.s_[max(ty0 * t, by0):min(ty1 * t, by1), max(tx0 * t, bx0):min(tx1 * t, bx1)]
+                self.values[part] = _off_felt(self.frame[part], self.felt) & (self.bright[part] == 0)
+                self.done[ty0:ty1, tx0:tx1] = True
+        return self.values[max(y0, 0):max(y1, y0), max(x0, 0):max(x1, x0)]
 
 
 def _off_felt(pixels: np.ndarray, felt: np.ndarray) -> np.ndarray:
     """Which of ``pixels`` (an image, H x W x 3 uint8) are further than FELT_DISTANCE from the felt's colour."""
-    d = cv2.absdiff(pixels, (*(float(v) for v in np.round(felt)), 0.0)).astype(np.uint16)
-    return (d * d).sum(axis=2, dtype=np.uint32) > FELT_DISTANCE ** 2
+    d = cv2.absdiff(pixels, (*(float(v) for v in np.round(felt)), 0.0))
+    # The squared distance with OpenCV (a table of squares, the channels summed by a 1x3 transform):
+    # ~7x faster than numpy's sum over a 3-long axis, and the same answer. The 16-bit sum saturates
+    # at 65,535, far above FELT_DISTANCE ** 2.
+    squared = cv2.transform(cv2.LUT(d, _SQUARES), _CHANNEL_SUM)
+    return squared.reshape(pixels.shape[:2]) > FELT_DISTANCE ** 2
+
+
+_SQUARES = (np.arange(256, dtype=np.uint32) ** 2).astype(np.uint16)
+_CHANNEL_SUM = np.ones((1, 3), np.float32)
 
 
 def _beside_cover(frame: np.ndarray, bright: np.ndarray, felt: np.ndarray, c: np.ndarray) -> bool:
@@ -305,7 +342,7 @@ def _beside_cover(frame: np.ndarray, bright: np.ndarray, felt: np.ndarray, c: np
     if not ring.any():
         return False
     # (N, 1, 3): a column of 3-channel pixels, so that OpenCV takes the felt as a per-channel scalar
-    return float(_off_felt(frame[y0:y1, x0:x1][ring][:, None, :], felt).mean()) >= COVER_MIN_RING
+    return share(_off_felt(frame[y0:y1, x0:x1][ring][:, None, :], felt)) >= COVER_MIN_RING
 
 
 def _near(mask: np.ndarray, p: np.ndarray, r: float) -> bool:

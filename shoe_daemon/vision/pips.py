@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from shoe_daemon.vision.index import CH, CW, Blob
+from shoe_daemon.vision.index import CH, CW, Blob, share
 
 X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
@@ -60,7 +60,7 @@ def colourful(card: np.ndarray, white: np.ndarray) -> float:
     # Red ink, however the light shifts it towards pink or orange: hue within 30 degrees of red.
     hue = 60.0 * (g - b) / np.maximum(sat, 1e-6)
     red = (r >= mx - 1e-6) & (np.abs(hue) < 30.0)
-    return float(((sat > 0.25) & ~red).mean())
+    return share((sat > 0.25) & ~red)
 
 
 def one_ink(part: np.ndarray, white: np.ndarray) -> float:
@@ -100,7 +100,7 @@ def back_texture(ink: np.ndarray) -> str | None:
     does not.
     """
     inner = ink[int(0.1 * CH): int(0.9 * CH), int(0.1 * CW): int(0.9 * CW)]
-    dense = float((inner > 0.4).mean())
+    dense = share(inner > 0.4)
     if dense > 0.85:
         return f"card back (ink all over: {dense:.2f})"
     gx = cv2.Sobel(inner, cv2.CV_32F, 1, 0)
@@ -152,7 +152,7 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
         if first.edge_ink >= PICTURE_FROM_EDGE:
             first.reason = "a picture with ink from the card's edge (a hand or a sleeve?)"
         return first
-    if not from_edge.any() or float(from_edge.mean()) > MAX_INTRUSION:
+    if not from_edge.any() or share(from_edge) > MAX_INTRUSION:
         return first
     binary[from_edge] = 0
     second = _read(binary, card, white)
@@ -167,7 +167,7 @@ def _read(binary: np.ndarray, card: np.ndarray | None, white: np.ndarray | None)
     h, w = binary.shape
     # The middle third (across and along): pictures fill it, pips leave it mostly paper.
     mid = binary[h // 3: 2 * h // 3, w // 4: 3 * w // 4]
-    centre_ink = float(mid.mean())
+    centre_ink = share(mid)
     # 16-bit labels (a card's centre has far fewer than 65,536 blobs): ~40 % faster.
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8, ltype=cv2.CV_16U)
     # Blobs centred near the long sides are the index's (or a misfit edge), not pips.
@@ -282,7 +282,7 @@ def picture_suit_blobs(ink: np.ndarray, index_boxes: tuple[Blob, ...] = ()) -> l
             # Alone: the ring around it holds (next to) no other ink.
             ry0, ry1, rx0, rx1 = max(by - 3, 0), min(by + bh + 3, ph), max(bx - 3, 0), min(bx + bw + 3, pw)
             ring = (labels[ry0:ry1, rx0:rx1] != k) & (part[ry0:ry1, rx0:rx1] > 0)
-            if float(ring.mean()) > SYMBOL_RING_INK:
+            if share(ring) > SYMBOL_RING_INK:
                 continue
             out.append(Blob(x0 + bx, y0 + by, bw, bh, ba))
     if not out:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from shoe_daemon.vision.index import share
+
 MIN_CARD_SHORT = 40.0      # px, shortest card side accepted (cards are 60-200 px wide)
 MAX_CARD_LONG = 420.0      # px
 RATIO_RANGE = (1.22, 1.78)
@@ -62,13 +64,15 @@ def _boundary_agreement(quad: np.ndarray, pts: np.ndarray, tol: float) -> float:
     """Fraction of contour points within ``tol`` of the quadrilateral's sides."""
     if len(pts) > 240:
         pts = pts[:: len(pts) // 200]
-    # All four sides at once (this runs for every choice of sides fit_quad weighs).
+    # All four sides at once (this runs for every choice of sides fit_quad weighs), x and y apart:
+    # numpy sums over a 2-long axis slowly, and x * x + y * y is the same float.
     a = np.asarray(quad, np.float64)
     seg = a[NEXT] - a                                              # (4, 2)
-    rel = pts[None, :, :] - a[:, None, :]                          # (4, N, 2)
-    t = np.clip((rel * seg[:, None, :]).sum(axis=2) / ((seg * seg).sum(axis=1)[:, None] + 1e-9), 0.0, 1.0)
-    off = rel - t[:, :, None] * seg[:, None, :]
-    return float(np.mean((off * off).sum(axis=2).min(axis=0) <= tol * tol))
+    sx, sy = seg[:, 0, None], seg[:, 1, None]
+    rx, ry = pts[None, :, 0] - a[:, 0, None], pts[None, :, 1] - a[:, 1, None]   # (4, N)
+    t = np.clip((rx * sx + ry * sy) / ((seg * seg).sum(axis=1)[:, None] + 1e-9), 0.0, 1.0)
+    ox, oy = rx - t * sx, ry - t * sy
+    return share((ox * ox + oy * oy).min(axis=0) <= tol * tol)
 
 
 def lines_quad(lines) -> np.ndarray | None:

@@ -163,3 +163,148 @@ def test_a_card_under_a_sleeve_is_found_at_its_place(sleeve):
     img, box = table((40, 110, 30))
     found, _ = detect.find_cards(img)
     assert not [c for c in found if np.linalg.norm(c.quad.mean(axis=0) - box.mean(axis=0)) < 0.5 * 120]
+
+
+# Faster ways to the same numbers (issue 15, latency): each against the plain formula it replaced.
+
+
+def test_off_felt_by_opencv_is_the_squared_distance():
+    """A pixel is off the felt when its squared BGR distance passes FELT_DISTANCE ** 2, whatever the
+    distance (up to 3 * 255 ** 2, past the 16-bit sum's ceiling), for an image or a column of pixels."""
+    from shoe_daemon.vision.partial import FELT_DISTANCE, _off_felt
+
+    rng = np.random.default_rng(7)
+    for shape in ((301, 97, 3), (500, 1, 3)):
+        px = rng.integers(0, 256, shape, dtype=np.uint8)
+        px[:3] = (0, 0, 0)
+        px[3:6] = (255, 255, 255)
+        for felt in (np.float32([40.4, 110.6, 30.0]), np.float32([0, 0, 0]), np.float32([255, 128, 3])):
+            d = px.astype(int) - np.round(felt).astype(int)
+            want = (d * d).sum(axis=2) > FELT_DISTANCE ** 2
+            got = _off_felt(px, felt)
+            assert got.shape == want.shape and got.dtype == bool and np.array_equal(got, want)
+
+
+def test_sleeve_cover_is_worked_out_where_looked_at_as_over_the_whole_region():
+    """The cover (neither white nor felt, within reach of a region) read through any window, inside,
+    across the reach's edge, or past the frame's, is the whole computation's window."""
+    from shoe_daemon.vision.partial import _Cover, _off_felt
+
+    rng = np.random.default_rng(3)
+    frame = rng.integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    bright = (rng.random((300, 400)) > 0.7).astype(np.uint8)
+    felt = np.float32([40, 110, 30])
+    c = np.int32([[150, 100], [250, 100], [250, 180], [150, 180]]).reshape(-1, 1, 2)
+    want = np.zeros((300, 400), np.uint8)
+    y0, y1, x0, x1 = 100 - 60, 181 + 60, 150 - 60, 251 + 60     # the region's box and a reach of 60
+    want[y0:y1, x0:x1] = _off_felt(frame[y0:y1, x0:x1], felt) & (bright[y0:y1, x0:x1] == 0)
+    windows = ((slice(120, 160), slice(170, 230)), (slice(20, 60), slice(70, 120)), (slice(100, 200), slice(100, 260)),
+               (slice(280, 330), slice(350, 450)), (slice(0, 10), slice(0, 10)), (slice(200, 190), slice(5, 9)),
+               (slice(0, 300), slice(0, 400)))  # fmt: skip
+    cover = _Cover(frame, bright, felt, c, 59.5)    # one for all the windows: tiles worked out once
+    for ys, xs in windows:
+        for got in (cover[ys, xs], _Cover(frame, bright, felt, c, 59.5)[ys, xs]):
+            assert got.dtype == np.uint8 and np.array_equal(got, want[ys, xs]), (ys, xs)
+    assert want.any() and not want[:y0].any()
+
+
+def test_felt_colour_is_the_median():
+    from shoe_daemon.vision.partial import felt_colour
+
+    rng = np.random.default_rng(4)
+    for h, w in ((720, 1280), (17, 9), (8, 8)):
+        frame = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        want = np.median(frame[::8, ::8].reshape(-1, 3), axis=0).astype(np.float32)
+        got = felt_colour(frame)
+        assert got.dtype == np.float32 and np.array_equal(got, want)
+
+
+def test_boundary_agreement_is_the_formula():
+    """The share of contour points near a quadrilateral's sides, x and y apart: the same floats as
+    the vector formula (each point's distance to each side), so the same share."""
+    from shoe_daemon.vision.quad import NEXT, _boundary_agreement
+
+    def formula(quad, pts, tol):
+        if len(pts) > 240:
+            pts = pts[:: len(pts) // 200]
+        a = np.asarray(quad, np.float64)
+        seg = a[NEXT] - a
+        rel = pts[None, :, :] - a[:, None, :]
+        t = np.clip((rel * seg[:, None, :]).sum(axis=2) / ((seg * seg).sum(axis=1)[:, None] + 1e-9), 0.0, 1.0)
+        off = rel - t[:, :, None] * seg[:, None, :]
+        return float(np.mean((off * off).sum(axis=2).min(axis=0) <= tol * tol))
+
+    rng = np.random.default_rng(6)
+    seen = set()
+    for _ in range(500):
+        quad = np.float32(rng.random((4, 2)) * 300)
+        pts = np.round(rng.random((int(rng.integers(8, 700)), 2)) * 300)
+        tol = float(rng.uniform(2.0, 40.0))
+        got = _boundary_agreement(quad, pts, tol)
+        assert got == formula(quad, pts, tol)
+        seen.add(0.0 < got < 1.0)
+    assert seen == {True, False}
+
+
+def test_deck_features_are_each_maps_own_resize():
+    """An enrolled deck's features resize maps of one size together (as one image's channels):
+    the same floats as each map resized alone."""
+    from shoe_daemon.vision import deck
+
+    def formula(card, ink, white):
+        inv = (1.0 / np.maximum(white, 1.0)).astype(np.float32)
+        b, g, r = (plane.astype(np.float32) * inv[k] for k, plane in enumerate(cv2.split(card)))
+        colours = [np.clip(cv2.subtract(x, cv2.max(y, z)), 0, 1) for x, y, z in ((r, g, b), (b, g, r), (g, r, b))]
+        h, w = ink.shape
+        cw, ch = int(deck.CORNER_BOX[0] * w), int(deck.CORNER_BOX[1] * h)
+        area = cv2.INTER_AREA
+        grid = cv2.resize(ink, deck.GRID, interpolation=area)
+        tl = cv2.resize(np.ascontiguousarray(ink[:ch, :cw]), deck.CORNER, interpolation=area)
+        br = cv2.resize(np.ascontiguousarray(ink[h - ch:, w - cw:][::-1, ::-1]), deck.CORNER, interpolation=area)
+        cols = [cv2.resize(c, deck.COLOUR, interpolation=area) for c in colours]
+        return np.stack([np.concatenate([grid.ravel(), tl.ravel(), br.ravel()] + [c.ravel() for c in cols]),
+                         np.concatenate([grid[::-1, ::-1].ravel(), br.ravel(), tl.ravel()]
+                                        + [c[::-1, ::-1].ravel() for c in cols])]).astype(np.float32)  # fmt: skip
+
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        card = rng.integers(0, 256, (224, 160, 3), dtype=np.uint8)
+        ink = rng.random((224, 160), dtype=np.float32)
+        white = np.float32(rng.uniform(150, 255, 3))
+        assert np.array_equal(deck.features(card, ink, white), formula(card, ink, white))
+
+
+def test_quad_fill_counts_the_set_pixels_inside():
+    """The share of a quadrilateral (less its rim) set in a 0/1 mask, or in it or a second one,
+    counted by OpenCV: the sum the plain formula takes."""
+    from shoe_daemon.vision.partial import _quad_fill
+
+    def formula(mask, quad, also=None):
+        x, y, bw, bh = cv2.boundingRect(np.float32(quad))
+        x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + bw, mask.shape[1]), min(y + bh, mask.shape[0])
+        if x1 - x0 < 4 or y1 - y0 < 4:
+            return 0.0
+        inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(inside, np.int32(np.round(quad - [x0, y0])), 1)
+        inside = cv2.erode(inside, np.ones((5, 5), np.uint8))
+        part = mask[y0:y1, x0:x1] if also is None else mask[y0:y1, x0:x1] | also[y0:y1, x0:x1]
+        return float(part[inside > 0].sum()) / int(inside.sum()) if inside.any() else 0.0
+
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        mask = (rng.random((200, 300)) > rng.random()).astype(np.uint8)
+        also = (rng.random((200, 300)) > 0.8).astype(np.uint8)
+        quad = rng.random((4, 2)) * [340, 240] - 20
+        quad = quad[np.argsort(np.arctan2(quad[:, 1] - quad[:, 1].mean(), quad[:, 0] - quad[:, 0].mean()))]
+        for a in (None, also):
+            assert _quad_fill(mask, quad, a) == formula(mask, quad, a)
+
+
+def test_share_by_counting_is_the_masks_mean():
+    from shoe_daemon.vision.index import share
+
+    rng = np.random.default_rng(10)
+    for n in (1, 3, 35840, 7001):
+        mask = rng.random(n) > rng.random()
+        for m in (mask, mask.astype(np.uint8).reshape(-1, 1)):
+            assert share(m) == float(m.mean())
