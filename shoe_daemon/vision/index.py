@@ -280,13 +280,24 @@ def glyph_features(raster: np.ndarray, box: Blob, cell: int) -> np.ndarray:
     return np.concatenate([raster.reshape(-1) - 0.5, 2.0 * _hog(raster, cell), geo]).astype(np.float32)
 
 
+def reflect_pad(x: np.ndarray) -> np.ndarray:
+    """``np.pad(x, ((0, 0), (1, 1), (1, 1)), mode="reflect")`` (OpenCV's BORDER_REFLECT_101) of a
+    stack of images, copied in place: np.pad's own takes longer than the histograms it is for."""
+    n, h, w = x.shape
+    pad = np.empty((n, h + 2, w + 2), x.dtype)
+    pad[:, 1:-1, 1:-1] = x
+    pad[:, 0, 1:-1], pad[:, -1, 1:-1] = x[:, 1], x[:, -2]
+    pad[:, :, 0], pad[:, :, -1] = pad[:, :, 2], pad[:, :, -3]
+    return pad
+
+
 def glyph_features_batch(rasters: list[np.ndarray], boxes: list[Blob], cell: int) -> np.ndarray:
     """:func:`glyph_features` of many same-size rasters at once (identical values, faster)."""
     if not rasters:
         return np.zeros((0, 0), np.float32)
     x = np.stack(rasters).astype(np.float32)                     # (n, h, w)
     n, h, w = x.shape
-    pad = np.pad(x, ((0, 0), (1, 1), (1, 1)), mode="reflect")    # OpenCV's BORDER_REFLECT_101
+    pad = reflect_pad(x)
     # Sobel 3x3: derivative [-1, 0, 1] across, smoothing [1, 2, 1] along.
     dx = pad[:, :, 2:] - pad[:, :, :-2]
     gx = dx[:, :-2, :] + 2 * dx[:, 1:-1, :] + dx[:, 2:, :]

@@ -308,3 +308,11 @@ def test_share_by_counting_is_the_masks_mean():
         mask = rng.random(n) > rng.random()
         for m in (mask, mask.astype(np.uint8).reshape(-1, 1)):
             assert share(m) == float(m.mean())
+
+
+def test_reflect_pad_is_numpys():
+    from shoe_daemon.vision.index import reflect_pad
+
+    x = np.random.default_rng(11).random((5, 24, 16), dtype=np.float32)
+    for a in (x, x[:1, :3, :2]):
+        assert np.array_equal(reflect_pad(a), np.pad(a, ((0, 0), (1, 1), (1, 1)), mode="reflect"))
