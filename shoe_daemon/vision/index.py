@@ -58,7 +58,7 @@ def rectify(frame: np.ndarray, quad: np.ndarray, scratch: np.ndarray | None = No
 def share(mask: np.ndarray) -> float:
     """``float(mask.mean())`` of a mask of 0s and 1s (or bools), by counting: the same float, a few
     microseconds sooner (it is taken some hundred times a frame)."""
-    return np.count_nonzero(mask) / mask.size
+    return int(np.count_nonzero(mask)) / mask.size
 
 
 def percentile_u8(values: np.ndarray, q: float) -> float:

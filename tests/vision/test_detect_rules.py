@@ -307,7 +307,7 @@ def test_share_by_counting_is_the_masks_mean():
     for n in (1, 3, 35840, 7001):
         mask = rng.random(n) > rng.random()
         for m in (mask, mask.astype(np.uint8).reshape(-1, 1)):
-            assert share(m) == float(m.mean())
+            assert share(m) == float(m.mean()) and type(share(m)) is float
 
 
 def test_reflect_pad_is_numpys():
@@ -316,3 +316,27 @@ def test_reflect_pad_is_numpys():
     x = np.random.default_rng(11).random((5, 24, 16), dtype=np.float32)
     for a in (x, x[:1, :3, :2]):
         assert np.array_equal(reflect_pad(a), np.pad(a, ((0, 0), (1, 1), (1, 1)), mode="reflect"))
+
+
+def test_ink_from_the_edge_is_numpys_isin():
+    """The centre's pixels of blobs reaching the card's edge, by a look-up per label: what
+    np.isin of the edge's labels gives (blobs from every side, none, and ink all over)."""
+    from shoe_daemon.vision.index import CH, CW
+    from shoe_daemon.vision.pips import X0, X1, Y0, Y1, _from_edge
+
+    rng = np.random.default_rng(12)
+    seen = set()
+    for k in range(60):
+        ink = cv2.GaussianBlur((rng.random((CH, CW)) ** rng.uniform(1, 8)).astype(np.float32), (0, 0), rng.uniform(0.5, 3))
+        if k % 4 == 0:
+            ink[:12], ink[-12:], ink[:, :12], ink[:, -12:] = 0, 0, 0, 0
+        got = _from_edge(ink)
+        _, labels = cv2.connectedComponents((ink > 0.4).astype(np.uint8), connectivity=8)
+        edge = set(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]).tolist()) - {0}
+        seen.add(got is None)
+        if not edge:
+            assert got is None
+            continue
+        want = np.isin(labels[Y0:Y1, X0:X1], sorted(edge))
+        assert got.dtype == bool and np.array_equal(got, want)
+    assert seen == {True, False}
