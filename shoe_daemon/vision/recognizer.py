@@ -161,14 +161,39 @@ def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
     return np.mean(q, axis=0)
 
 
-def _with_generic_guess(dr, generic):
-    """The deck's reading with the generic reader's best guess at the same card (DeckReading.generic)."""
+def _with_generic_guess(dr, generic, corner: tuple[str, float] | None = None):
+    """The deck's reading with the generic reader's best guess at the same card (DeckReading.generic);
+    without one (no index the centre confirms), the guess of its whole clear index (``corner``)."""
     from dataclasses import replace
 
     if not isinstance(generic, CardResult) or generic.rank_probs is None or generic.suit_probs is None:
-        return dr
+        return dr if corner is None else replace(dr, generic=corner[0], p_generic=corner[1])
     r, s = int(np.argmax(generic.rank_probs)), int(np.argmax(generic.suit_probs))
     return replace(dr, generic=RANKS[r] + SUITS[s], p_generic=float(generic.rank_probs[r] * generic.suit_probs[s]))
+
+
+def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, float] | None:
+    """The card a whole clear index names (rank and suit each clearly a glyph, in clean paper), and
+    its probability: a card whose other corner and centre lie under a sleeve or a hand shows only
+    this. None when no corner is clear, or a glyph of another corner (not rejected: ``reject``)
+    reads another rank or suit."""
+    ranks, suits, whole = set(), set(), []
+    for k, r in enumerate(corners):
+        i, j = slots["rank"][k], slots["suit"][k]
+        if i is None or rp[i][13] > reject or r.clutter > MAX_CLUTTER:
+            continue
+        rank = rp[i][:13] / (1.0 - rp[i][13])
+        ranks.add(int(rank.argmax()))
+        if j is None or sp[j][4] > reject:
+            continue
+        suit = _suit_q(sp[j])
+        suits.add(int(suit.argmax()))
+        if rp[i][13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT:
+            whole.append((int(rank.argmax()), int(suit.argmax()), float(rank.max() * suit.max())))
+    if not whole or len(ranks) != 1 or len(suits) != 1:
+        return None
+    r, s, p = max(whole, key=lambda g: g[2])
+    return RANKS[r] + SUITS[s], p
 
 
 def _without_deck(generic, dr):
@@ -349,7 +374,7 @@ class Recognizer:
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = self._face_unread(cand, _ink[1], res, zones)
             if readings:
-                dr = _with_generic_guess(readings[k], res)
+                dr = _with_generic_guess(readings[k], res, _clear_corner_guess(corners, slots, rp, sp, self.thresholds.corner_reject))
                 deck_readings.append((np.round(cand.quad, 1).tolist(), dr))
                 res = self._decide_deck(cand, pip, res, dr, zones)
             # No reading at all, but a face lies there: reported, with neither card nor value.

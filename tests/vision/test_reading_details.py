@@ -225,3 +225,19 @@ def test_a_card_rectified_through_the_four_channel_scratch_is_the_same_image():
                  [[1279.0, 500.0], [1279.0, 719.0], [1120.5, 719.0], [1121.0, 500.5]]):
         q = np.float32(quad)
         assert np.array_equal(rectify(frame, q, scratch), rectify(frame, q))
+
+
+def test_two_blobs_taller_than_any_pip_are_no_two():
+    """A small court picture in two pieces (a jumbo-index QD's halves, 29-33 % of the card tall)
+    once counted "2 pips" and vetoed the deck's sure QD; two pips of a real 2 still count."""
+    from shoe_daemon.vision.index import CH, CW
+    from shoe_daemon.vision.pips import read_pips
+
+    ink = _blank_ink()
+    x = CW // 2
+    ink[int(0.2 * CH):int(0.53 * CH), x - 28:x + 28] = 1.0     # the picture's top half
+    ink[int(0.55 * CH):int(0.83 * CH), x - 28:x + 28] = 1.0    # and its bottom half
+    r = read_pips(ink)
+    assert r.kind == "unclear" and "too tall" in r.reason, r
+    two = read_pips(_pips_ink([(0.5, 0.2), (0.5, 0.8)]))
+    assert two.kind == "pips" and two.count == 2
