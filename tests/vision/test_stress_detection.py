@@ -59,6 +59,14 @@ def test_a_blurred_card_of_few_small_pips_is_a_face():
     stripes[20:204:3, 16:144] = 0.38               # a back's fine lines, as faint
     assert not face_evidence(stripes)[0]
     assert not face_evidence(np.full((224, 160), 0.1, np.float32))[0]
+    # A blurred back's pattern at that level over a quarter of it (a Kennard back on seed 885000):
+    # bands a pip wide, alike turned round, in a paper border. Pale ink counts only on a paper face.
+    back = np.zeros((224, 160), np.float32)
+    for y in range(30, 200, 20):
+        back[y: y + 7, 20:140] = 0.33
+    back = np.maximum(back, back[::-1, ::-1])
+    ok, measured = face_evidence(back)
+    assert not ok, measured
 
 
 def test_a_card_whose_index_is_not_read_is_reported_unknown(generator, recognizer):
