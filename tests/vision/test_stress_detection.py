@@ -40,6 +40,35 @@ def test_face_evidence_tells_a_face_from_a_back_and_a_blot():
     assert not face_evidence(edge)[0]
 
 
+def test_a_blurred_card_of_few_small_pips_is_a_face():
+    """A peek deck's 2: two small pips, blurred by motion to ink under 0.4. Its pips still count as
+    solid ink (presence.FACE_INK); as faint a back's fine lines or a blank card still do not."""
+    import cv2
+
+    from shoe_daemon.vision.presence import face_evidence
+
+    ink = np.zeros((224, 160), np.float32)
+    for y in (62, 162):
+        ink[y - 9: y + 9, 72:88] = 1.0
+    blur = np.full((1, 9), 1 / 9, np.float32)      # motion blur across
+    faint = cv2.filter2D(ink, -1, blur) * 0.38
+    assert 0.25 < faint.max() < 0.4
+    ok, measured = face_evidence(faint)
+    assert ok, measured
+    stripes = np.zeros((224, 160), np.float32)
+    stripes[20:204:3, 16:144] = 0.38               # a back's fine lines, as faint
+    assert not face_evidence(stripes)[0]
+    assert not face_evidence(np.full((224, 160), 0.1, np.float32))[0]
+    # A blurred back's pattern at that level over a quarter of it (a Kennard back on seed 885000):
+    # bands a pip wide, alike turned round, in a paper border. Pale ink counts only on a paper face.
+    back = np.zeros((224, 160), np.float32)
+    for y in range(30, 200, 20):
+        back[y: y + 7, 20:140] = 0.33
+    back = np.maximum(back, back[::-1, ::-1])
+    ok, measured = face_evidence(back)
+    assert not ok, measured
+
+
 def test_a_card_whose_index_is_not_read_is_reported_unknown(generator, recognizer):
     """Heavy blur leaves no readable index; the face still shows, so the card is reported, unread."""
     gen = generator("table-stress", seed=9101)
