@@ -120,7 +120,7 @@ def enrol_design(design: str) -> None:
     for line in enroll.fmt_validation(result.validation):
         print(line)
     result.model.save(enrolled_path(design))
-    print(f"wrote {enrolled_path(design)} ({result.seconds:.0f} s)")
+    print(f"wrote {enrolled_path(design)} ({result.seconds:.0f} s wall, {result.cpu:.0f} s CPU)")
 
 
 def recalibrate_design(design: str) -> None:

@@ -15,6 +15,14 @@ colours, with that card's mean training features, :attr:`DeckModel.min_match`): 
 put somewhere anyway is not this deck's card. The thresholds are set by ``enroll`` on frames of
 its own (see :mod:`shoe_daemon.vision.enroll`) and stored in the file with the validation figures.
 
+A second, small MLP (:attr:`DeckModel.corner_mlp`) reads one index corner's ink map alone (each
+corner of the training samples a sample of its own): a card whose centre and other corner lie under
+the dealer's sleeve or hand shows one clear index, and the whole-face classifier, whose features
+include the covered part, reads it unsure or as another suit. That corner reading counts only
+where it agrees with the generic reader's reading of the same clear index, each above floors
+``enroll`` sets (:attr:`DeckModel.corner_agree`). Models enrolled before have neither and read as
+before.
+
 The file is JSON (``"format": "deck"``); loading it needs numpy only, not OpenCV.
 """
 
@@ -76,6 +84,12 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     return np.stack(out).astype(np.float32)
 
 
+def corner_part(x: np.ndarray, corner: int) -> np.ndarray:
+    """Index corner ``corner``'s ink map (0: top left, 1: bottom right turned upright) of upright feature rows."""
+    start = GRID[0] * GRID[1] + corner * CORNER[0] * CORNER[1]
+    return x[..., start: start + CORNER[0] * CORNER[1]]
+
+
 def grid_part(x: np.ndarray) -> np.ndarray:
     """The whole-card ink map of feature rows."""
     return x[..., : GRID[0] * GRID[1]]
@@ -102,6 +116,10 @@ class DeckReading:
     # when it found an index there: filled in by the recogniser (see DeckModel.agree).
     generic: str | None = None
     p_generic: float = 0.0
+    # When that guess is a whole clear index's alone (the centre hidden): the deck's corner model's
+    # reading of that corner (DeckModel.read_corner), filled in by the recogniser.
+    corner: str | None = None
+    p_corner: float = 0.0
 
 
 @dataclass
@@ -117,6 +135,20 @@ class DeckModel:
     # is the same card, the generic at least agree[0] sure and the deck at least agree[1], whatever
     # the likeness (set by enroll on its calibration frames; None: not used, as in older models).
     agree: tuple[float, float] | None = None
+    # One index corner's classifier (52 cards from corner_part), and the floors (generic reader,
+    # corner model) at which the two readings of one clear index agreeing make the card (enroll;
+    # None: not used, as in older models).
+    corner_mlp: MLP | None = None
+    corner_agree: tuple[float, float] | None = None
+
+    def read_corner(self, feats: np.ndarray, corner: int) -> tuple[str, float] | None:
+        """The card index corner ``corner`` of a card's (2, D) :func:`features` shows, and its
+        probability, by the corner model; None without one."""
+        if self.corner_mlp is None:
+            return None
+        p = self.corner_mlp.proba(corner_part(feats[:1], corner))[0]
+        k = int(p.argmax())
+        return ALL_CODES[k], float(p[k])
 
     def card_threshold(self, width: float) -> float:
         small = self.min_p_small if self.min_p_small is not None else self.min_p
@@ -146,7 +178,9 @@ class DeckModel:
         return {"format": FORMAT, "version": 1, "codes": list(ALL_CODES), "mlp": self.mlp.to_json(),
                 "centroids": _enc(self.centroids), "min_p": self.min_p, "min_match": self.min_match,
                 "min_p_small": self.min_p_small, "index_scale": self.index_scale,
-                "agree": list(self.agree) if self.agree is not None else None, "info": self.info}  # fmt: skip
+                "agree": list(self.agree) if self.agree is not None else None, "info": self.info,
+                "corner_mlp": self.corner_mlp.to_json() if self.corner_mlp is not None else None,
+                "corner_agree": list(self.corner_agree) if self.corner_agree is not None else None}  # fmt: skip
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -181,8 +215,28 @@ class DeckModel:
         if agree is not None and (not isinstance(agree, list) or len(agree) != 2
                                   or not all(isinstance(v, int | float) and 0.5 <= v <= 1.0 for v in agree)):  # fmt: skip
             raise DeckModelError(f"{where}: damaged deck model (agree {agree!r}: two probabilities 0.5-1)")
+        corner_mlp, corner_agree = _corner_part_of(data, where)
         return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small),
-                   float(scale), None if agree is None else (float(agree[0]), float(agree[1])))  # fmt: skip
+                   float(scale), None if agree is None else (float(agree[0]), float(agree[1])),
+                   corner_mlp, corner_agree)  # fmt: skip
+
+
+def _corner_part_of(data: dict[str, Any], where: str) -> tuple[MLP | None, tuple[float, float] | None]:
+    """A model file's corner model and its floors (both absent in models enrolled before them)."""
+    raw, agree = data.get("corner_mlp"), data.get("corner_agree")
+    if agree is not None and (raw is None or not isinstance(agree, list) or len(agree) != 2
+                              or not all(isinstance(v, int | float) and 0.5 <= v <= 1.0 for v in agree)):  # fmt: skip
+        raise DeckModelError(f"{where}: damaged deck model (corner_agree {agree!r}: two probabilities 0.5-1, "
+                             "with a corner model)")  # fmt: skip
+    if raw is None:
+        return None, None
+    try:
+        mlp = MLP.from_json(raw)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DeckModelError(f"{where}: damaged deck model (corner model: {type(exc).__name__}: {exc})") from None
+    if mlp.w1.shape[0] != CORNER[0] * CORNER[1] or mlp.w2.shape[1] != 52:
+        raise DeckModelError(f"{where}: damaged deck model (the corner model's arrays have the wrong shapes)")
+    return mlp, None if agree is None else (float(agree[0]), float(agree[1]))
 
 
 def is_deck_model(path: str | Path) -> bool:

@@ -161,20 +161,25 @@ def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
     return np.mean(q, axis=0)
 
 
-def _with_generic_guess(dr, generic, corner: tuple[str, float] | None = None):
+def _with_generic_guess(dr, generic, corner: tuple[str, float, int] | None = None,
+                        deck_corner: tuple[str, float] | None = None):  # fmt: skip
     """The deck's reading with the generic reader's best guess at the same card (DeckReading.generic);
-    without one (no index the centre confirms), the guess of its whole clear index (``corner``)."""
+    without one (no index the centre confirms), the guess of its whole clear index (``corner``),
+    with the deck's corner model's reading of that index (``deck_corner``) beside it."""
     from dataclasses import replace
 
     if not isinstance(generic, CardResult) or generic.rank_probs is None or generic.suit_probs is None:
-        return dr if corner is None else replace(dr, generic=corner[0], p_generic=corner[1])
+        if corner is None:
+            return dr
+        dc, pc = deck_corner if deck_corner is not None else (None, 0.0)
+        return replace(dr, generic=corner[0], p_generic=corner[1], corner=dc, p_corner=pc)
     r, s = int(np.argmax(generic.rank_probs)), int(np.argmax(generic.suit_probs))
     return replace(dr, generic=RANKS[r] + SUITS[s], p_generic=float(generic.rank_probs[r] * generic.suit_probs[s]))
 
 
-def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, float] | None:
-    """The card a whole clear index names (rank and suit each clearly a glyph, in clean paper), and
-    its probability: a card whose other corner and centre lie under a sleeve or a hand shows only
+def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, float, int] | None:
+    """The card a whole clear index names (rank and suit each clearly a glyph, in clean paper), its
+    probability and its corner (0: top left, 1: bottom right): a card whose other corner and centre lie under a sleeve or a hand shows only
     this. None when no corner is clear, or a glyph of another corner (not rejected: ``reject``)
     reads another rank or suit."""
     ranks, suits, whole = set(), set(), []
@@ -189,11 +194,11 @@ def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, flo
         suit = _suit_q(sp[j])
         suits.add(int(suit.argmax()))
         if rp[i][13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT:
-            whole.append((int(rank.argmax()), int(suit.argmax()), float(rank.max() * suit.max())))
+            whole.append((int(rank.argmax()), int(suit.argmax()), float(rank.max() * suit.max()), k))
     if not whole or len(ranks) != 1 or len(suits) != 1:
         return None
-    r, s, p = max(whole, key=lambda g: g[2])
-    return RANKS[r] + SUITS[s], p
+    r, s, p, k = max(whole, key=lambda g: g[2])
+    return RANKS[r] + SUITS[s], p, k
 
 
 def _without_deck(generic, dr):
@@ -374,7 +379,9 @@ class Recognizer:
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = self._face_unread(cand, _ink[1], res, zones)
             if readings:
-                dr = _with_generic_guess(readings[k], res, _clear_corner_guess(corners, slots, rp, sp, self.thresholds.corner_reject))
+                guess = _clear_corner_guess(corners, slots, rp, sp, self.thresholds.corner_reject)
+                deck_corner = self.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
+                dr = _with_generic_guess(readings[k], res, guess, deck_corner)
                 deck_readings.append((np.round(cand.quad, 1).tolist(), dr))
                 res = self._decide_deck(cand, pip, res, dr, zones)
             # No reading at all, but a face lies there: reported, with neither card nor value.
@@ -532,6 +539,17 @@ class Recognizer:
         # each sure enough (DeckModel.agree, set by enroll): the card, whatever the likeness.
         agreed = (deck.agree is not None and dr.generic == dr.card and dr.p_generic >= deck.agree[0]
                   and dr.p_card >= deck.agree[1])  # fmt: skip
+        # One clear index, the rest of the card hidden (a sleeve, a hand): the generic reader's and
+        # the deck's corner model's readings of that index naming one card, each sure enough
+        # (DeckModel.corner_agree, set by enroll), unless the whole-face model is sure of another.
+        if (deck.corner_agree is not None and dr.corner is not None and dr.corner == dr.generic
+                and dr.p_generic >= deck.corner_agree[0] and dr.p_corner >= deck.corner_agree[1]):
+            other = this_deck and dr.card != dr.corner and dr.p_card >= deck.card_threshold(cand_width(cand.quad))
+            centre = (RANK_OF_COUNT[pip.count] if pip.kind == "pips" else "JQK" if pip.kind == "picture" else None)
+            if not other and (centre is None or dr.corner[0] in centre):
+                return CardResult(dr.corner, RANK_VALUES[dr.corner[0]], "ok", min(dr.p_generic, dr.p_corner), quad, zone,
+                                  f"one clear index: the index ({dr.p_generic:.2f}) and the deck's reading of it "
+                                  f"({dr.p_corner:.2f}) agree")  # fmt: skip
         if not this_deck and not agreed:
             return _without_deck(generic, dr)
         rank = dr.card[0]

@@ -1,0 +1,138 @@
+"""The enrolled deck's corner model (DeckModel.corner_mlp): one clear index read by the generic
+reader and by the deck's model of that index alone, agreeing (DeckModel.corner_agree) on a card
+whose centre and other corner lie under a sleeve or a hand; how enrolment trains it and sets its
+floors, and how the model file keeps it (an older file without it reads as before)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from shoe_daemon.game.cards import ALL_CODES
+from shoe_daemon.vision.deck import COLOUR, CORNER, GRID, DeckModel, DeckModelError, DeckReading, corner_part
+from shoe_daemon.vision.enroll import AGREE_CORNER, choose_agreement
+from shoe_daemon.vision.model import MLP
+
+QUAD = np.float32([[100, 100], [240, 100], [240, 296], [100, 296]])
+DIM = GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1] + 3 * COLOUR[0] * COLOUR[1]
+UNREAD = "not sure it is a face-up card (no index the centre confirms; rank glyphs in 1 corners)"
+
+
+def _mlp(dim: int, sure_of: str | None = None) -> MLP:
+    """A 52-way MLP whose output does not depend on its input: ``sure_of`` at ~0.99, else uniform."""
+    b2 = np.zeros(52, np.float32)
+    if sure_of is not None:
+        b2[ALL_CODES.index(sure_of)] = 9.0
+    return MLP(tuple(ALL_CODES), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+               np.zeros((dim, 4), np.float32), np.zeros(4, np.float32), np.zeros((4, 52), np.float32), b2)  # fmt: skip
+
+
+def _decide(corner_agree=(0.9, 0.95), guess=("7S", 0.97, 0), deck_corner=("7S", 0.98), deck_card="7C",
+            p_deck=0.6, match=0.1, pip=("unclear", None)):  # fmt: skip
+    from shoe_daemon.vision.pips import PipReading
+    from shoe_daemon.vision.quad import Candidate
+    from shoe_daemon.vision.recognizer import Recognizer, _with_generic_guess
+
+    deck = DeckModel(mlp=None, centroids=None, min_p=0.99, min_match=0.5, corner_agree=corner_agree)
+    rec = Recognizer({}, deck=deck)
+    dr = DeckReading(deck_card, p_deck, 7, p_deck, match, np.zeros(52))
+    dr = _with_generic_guess(dr, UNREAD, guess, deck_corner)
+    return rec._decide_deck(Candidate(QUAD, 0.95, 0.9, 1.4), PipReading(*pip), UNREAD, dr, None)
+
+
+def test_one_clear_index_read_alike_by_both_readers_is_the_card():
+    """A 7S under a sleeve: its top-left index clear, the whole-face model unsure (it reads the
+    sleeve too) and naming another suit; the generic reader and the corner model both read 7S."""
+    res = _decide()
+    assert res.status == "ok" and res.card == "7S" and res.value == 7, res
+    assert "one clear index" in res.reason and res.confidence == pytest.approx(0.97)
+
+
+@pytest.mark.parametrize("case", ["older model", "corner model another card", "corner model unsure",
+                                  "generic unsure", "no corner model", "deck sure of another", "centre says 6"])  # fmt: skip
+def test_no_corner_agreement_no_card(case):
+    kw = {}
+    if case == "older model":
+        kw["corner_agree"] = None        # enrolled before the corner model: read as before
+    elif case == "corner model another card":
+        kw["deck_corner"] = ("7C", 0.99)
+    elif case == "corner model unsure":
+        kw["deck_corner"] = ("7S", 0.9)
+    elif case == "generic unsure":
+        kw["guess"] = ("7S", 0.85, 0)
+    elif case == "no corner model":
+        kw["deck_corner"] = None
+    elif case == "deck sure of another":
+        kw.update(p_deck=0.999, match=0.8)     # the whole face, like this deck's 7C, sure of it
+    elif case == "centre says 6":
+        kw["pip"] = ("pips", 6)
+    res = _decide(**kw)
+    assert isinstance(res, str) or res.card != "7S", res
+
+
+def test_the_corner_guess_is_only_used_when_the_generic_reader_has_no_card():
+    """A generic reading of the whole card (the centre confirming) is the guess; the corner's then plays no part."""
+    from shoe_daemon.vision.recognizer import CardResult, _with_generic_guess
+
+    rank, suit = np.full(13, 0.01), np.full(4, 0.01)
+    rank[6], suit[0] = 0.9, 0.97
+    generic = CardResult(None, None, "unknown", 0.5, QUAD.tolist(), None, "unsure", rank, suit)
+    dr = _with_generic_guess(DeckReading("7C", 0.6, 7, 0.6, 0.1, np.zeros(52)), generic, ("7S", 0.97, 0), ("7S", 0.99))
+    assert dr.generic == "7S" and dr.corner is None
+
+
+def test_the_corner_model_reads_the_corner_named():
+    feats = np.zeros((2, DIM), np.float32)
+    corner_part(feats[:1], 1)[:] = 1.0                 # the bottom-right corner's ink
+    assert corner_part(feats[:1], 0).sum() == 0 and corner_part(feats[:1], 1).shape == (1, CORNER[0] * CORNER[1])
+    mlp = _mlp(CORNER[0] * CORNER[1])
+    mlp.w1[:, 0] = 1.0                                 # hidden unit 0: the corner's total ink
+    mlp.w2[0, ALL_CODES.index("QH")] = 1.0
+    model = DeckModel(_mlp(DIM), np.zeros((52, 2, DIM), np.float32), corner_mlp=mlp)
+    assert model.read_corner(feats, 1)[0] == "QH" and model.read_corner(feats, 1)[1] > 0.99
+    assert model.read_corner(feats, 0)[1] < 0.1        # the empty corner: uniform
+    assert DeckModel(_mlp(DIM), np.zeros((52, 2, DIM), np.float32)).read_corner(feats, 0) is None
+
+
+def test_the_model_file_keeps_the_corner_model_and_older_files_load_without_it():
+    model = DeckModel(_mlp(DIM), np.zeros((52, 2, DIM), np.float32), corner_mlp=_mlp(CORNER[0] * CORNER[1], "QH"),
+                      corner_agree=(0.95, 0.99))  # fmt: skip
+    data = json.loads(json.dumps(model.to_json()))
+    back = DeckModel.from_json(data)
+    assert back.corner_agree == (0.95, 0.99)
+    assert back.read_corner(np.zeros((2, DIM), np.float32), 0)[0] == "QH"
+    old = {k: v for k, v in data.items() if k not in ("corner_mlp", "corner_agree")}
+    loaded = DeckModel.from_json(old)
+    assert loaded.corner_mlp is None and loaded.corner_agree is None
+    with pytest.raises(DeckModelError, match="corner_agree"):
+        DeckModel.from_json({**old, "corner_agree": [0.9, 0.99]})        # floors without a model
+    with pytest.raises(DeckModelError, match="corner model"):
+        DeckModel.from_json({**data, "corner_mlp": _mlp(DIM).to_json()})  # the whole face's shape
+
+
+def test_enrolment_sets_the_corner_floors_above_every_wrong_agreement():
+    right = [(0.97, 0.99, True)] * 20 + [(0.92, 0.85, True)] * 5
+    assert choose_agreement(right, AGREE_CORNER) == (0.9, 0.9)      # the lowest floors, a step up
+    a, b = choose_agreement(right + [(0.96, 0.93, False)], AGREE_CORNER)
+    assert not (0.96 >= a and 0.93 >= b) and (0.97 >= a and 0.99 >= b)
+    assert min(AGREE_CORNER) >= 0.8
+
+
+def test_enrolment_trains_a_corner_model_on_each_corner():
+    """Rows whose top-left corner shows one pattern per card: the corner model learns it from
+    both corners' samples (the bottom-right corner shows it too) and reads held-out ones."""
+    from shoe_daemon.vision.enroll import QUICK, train_corner_model
+
+    rng = np.random.default_rng(5)
+    protos = rng.random((52, CORNER[0] * CORNER[1])).astype(np.float32)
+    n = 52 * 8
+    y1 = np.arange(n) % 52
+    x = rng.normal(0, 0.05, (2 * n, DIM)).astype(np.float32)
+    for k in (0, 1):
+        corner_part(x[0::2], k)[:] += protos[y1]
+    y = np.repeat(y1, 2)
+    held = np.repeat(np.arange(n) % 7 == 0, 2)
+    mlp, acc = train_corner_model(x, y, held, QUICK)
+    assert acc > 0.95 and mlp.w1.shape[0] == CORNER[0] * CORNER[1]
