@@ -42,3 +42,31 @@ def test_a_blurred_jumbo_court_is_no_ace(recognizer):
     assert read, "the KCs are not in the frame"
     for r in read:
         assert r is None or (r.card in (None, "KC") and r.value in (None, 0)), (r.card, r.value, r.reason)
+
+
+def test_streaks_are_smeared_a_glyph_is_not():
+    """Motion blur leaves a glyph's edges running one way; a glyph's own run every way."""
+    from shoe_daemon.vision.index import smear
+    from shoe_daemon.vision.recognizer import SMEARED
+
+    streaks = np.zeros((24, 16), np.float32)
+    for k in range(-24, 16, 6):     # diagonal streaks, as a glyph smeared by diagonal motion
+        for y in range(24):
+            x = k + y
+            if 0 <= x < 16:
+                streaks[y, x] = 1.0
+    glyph = np.zeros((24, 16), np.float32)
+    glyph[2:22, 2:5] = 1.0          # a "K": a stem and two arms
+    for i in range(10):
+        glyph[11 - i, 5 + i] = glyph[11 + i, 5 + i] = 1.0
+    assert smear(streaks) >= SMEARED > smear(glyph)
+
+
+def test_a_smeared_court_index_names_no_court(recognizer):
+    """A QS smeared by motion read K in both corners (0.95 and 1.0), the picture agreeing that it
+    is a court: KS, "ok" (seed 884002 frame 2). Its value 0 still stands."""
+    _require()
+    read = _result(recognizer, "responsive", 884002, 2, "QS")
+    assert read, "the QS is not in the frame"
+    for r in read:
+        assert r is None or (r.card in (None, "QS") and r.value in (None, 0)), (r.card, r.value, r.reason)
