@@ -252,6 +252,16 @@ def _raster(ink: np.ndarray, box: Blob, size: tuple[int, int]) -> np.ndarray:
     return out / hi if hi > 1e-3 else out
 
 
+def smear(raster: np.ndarray) -> float:
+    """How much of a glyph raster's edges run one way (structure tensor coherence): a glyph's run
+    every way (~0.15-0.65); motion blur's streaks, all that is left of a smeared glyph, one (> 0.8)."""
+    img = raster.astype(np.float32)
+    gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
+    jxx, jyy, jxy = float((gx * gx).sum()), float((gy * gy).sum()), float((gx * gy).sum())
+    return math.sqrt((jxx - jyy) ** 2 + 4 * jxy * jxy) / max(jxx + jyy, 1e-9)
+
+
 def _hog(img: np.ndarray, cell: int) -> np.ndarray:
     gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 
@@ -44,6 +45,12 @@ NO_INDEX = "no readable index: "
 # The tallest rank glyph (px of the 224-px rectified card) a court's J/Q/K is believed from: the
 # trained indices are 13-24 px tall; a jumbo index's glyphs are 30-45 (or split into pieces).
 MAX_RANK_H = 28
+# A rank glyph whose edges run this much one way is motion blur's streaks (index.smear): on a
+# court the index alone names J, Q or K, and streaks are believed for none (a smeared QS read K in
+# both corners, 0.81 and 0.86; own seed 884002 table-stress frame 2). Court glyphs read right
+# reach 0.65 in both corners (0.74 in one) on own seed 886500's nominal kennard frames, not the
+# benchmark's.
+SMEARED = 0.75
 # A quadrilateral with an unconfirmed index glyph is still reported (``unknown``) as a face-up card
 # when this share of its inner area is solid ink and this share paper (glare, a white cuff or a
 # chip's label has next to no solid ink; a back is caught before, by its texture). Set on frames
@@ -680,6 +687,10 @@ class Recognizer:
                                               for r in corners)  # fmt: skip
         if jumbo:
             reasons.append("index glyph larger than any trained index: which court is not read")
+        smeared = [r.rank_raster for r in corners if r.rank_raster is not None]
+        if pip.kind == "picture" and not jumbo and smeared and min(smear(g) for g in smeared) >= SMEARED:
+            jumbo = True    # as for a jumbo glyph: value 0, not which court
+            reasons.append("index glyphs smeared by motion: which court is not read")
         # Is it a face-up card at all? A whole index (rank and suit) in a corner, or a rank glyph that
         # the centre confirms. A glyph-like blob on a card back alone is not enough.
         # With the centre unclear, a whole index and the other corner reading alike.
