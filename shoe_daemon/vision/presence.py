@@ -9,10 +9,10 @@ paper (:func:`shoe_daemon.vision.index.ink_map`):
 
 * a paper margin all round, between the edge and the pips (a back's pattern or colour, a hand or
   a sleeve reaches the edge);
-* solid ink (> 0.4; > 0.25 on a face >= 85 % paper) in the inner area in blobs a pip wide (pips,
-  a picture: >= 1.5 % after an opening of 5 px of the 160 x 224 card), on mostly paper (>= 20 %); a back seen through heavy blur is
-  one colour, which its own white balance turns into no ink at all, and a back's fine lines or
-  dots, however dark, do not survive the opening;
+* solid ink (> 0.4; > 0.25 on a face >= 85 % paper) in the inner area in blobs a pip wide
+  (pips, a picture: >= 1.5 % after an opening of 5 px of the 160 x 224 card), on mostly paper
+  (>= 20 %); a back seen through heavy blur is one colour, which its own white balance turns
+  into no ink at all, and a back's fine lines or dots, however dark, do not survive the opening;
 * ink laid out the same way turned half round (every standard face: the pips and the courts'
   mirrored pictures), which a blot of glare, a chip's label or a hand's shadow is not.
 

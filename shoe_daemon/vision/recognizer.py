@@ -186,9 +186,9 @@ def _with_generic_guess(dr, generic, corner: tuple[str, float, int] | None = Non
 
 def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, float, int] | None:
     """The card a whole clear index names (rank and suit each clearly a glyph, in clean paper), its
-    probability and its corner (0: top left, 1: bottom right): a card whose other corner and centre lie under a sleeve or a hand shows only
-    this. None when no corner is clear, or a glyph of another corner (not rejected: ``reject``)
-    reads another rank or suit."""
+    probability and its corner (0: top left, 1: bottom right): a card whose other corner and
+    centre lie under a sleeve or a hand shows only this. None when no corner is clear, or a glyph
+    of another corner (not rejected: ``reject``) reads another rank or suit."""
     ranks, suits, whole = set(), set(), []
     for k, r in enumerate(corners):
         i, j = slots["rank"][k], slots["suit"][k]
