@@ -212,8 +212,7 @@ class DeckModel:
         if not isinstance(scale, int | float) or not 0.3 <= float(scale) <= 3.0:
             raise DeckModelError(f"{where}: damaged deck model (index_scale {scale!r} out of range)")
         agree = data.get("agree")
-        if agree is not None and (not isinstance(agree, list) or len(agree) != 2
-                                  or not all(isinstance(v, int | float) and 0.5 <= v <= 1.0 for v in agree)):  # fmt: skip
+        if agree is not None and not _are_floors(agree):
             raise DeckModelError(f"{where}: damaged deck model (agree {agree!r}: two probabilities 0.5-1)")
         corner_mlp, corner_agree = _corner_part_of(data, where)
         return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small),
@@ -221,11 +220,15 @@ class DeckModel:
                    corner_mlp, corner_agree)  # fmt: skip
 
 
+def _are_floors(value: Any) -> bool:
+    """A pair of agreement floors as a model file stores them: two probabilities 0.5-1."""
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) and 0.5 <= v <= 1.0 for v in value)
+
+
 def _corner_part_of(data: dict[str, Any], where: str) -> tuple[MLP | None, tuple[float, float] | None]:
     """A model file's corner model and its floors (both absent in models enrolled before them)."""
     raw, agree = data.get("corner_mlp"), data.get("corner_agree")
-    if agree is not None and (raw is None or not isinstance(agree, list) or len(agree) != 2
-                              or not all(isinstance(v, int | float) and 0.5 <= v <= 1.0 for v in agree)):  # fmt: skip
+    if agree is not None and (raw is None or not _are_floors(agree)):
         raise DeckModelError(f"{where}: damaged deck model (corner_agree {agree!r}: two probabilities 0.5-1, "
                              "with a corner model)")  # fmt: skip
     if raw is None:

@@ -279,11 +279,16 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
                     corner_agreements.append((dr.p_generic, dr.p_corner, bool(near) and dr.corner == near[0].code))
     min_p, min_match, stats = choose_thresholds(right, wrong, other)
     stats["agree"] = choose_agreement(agreements)
-    stats["agreements"] = {"right": sum(ok for *_p, ok in agreements), "wrong": sum(not ok for *_p, ok in agreements)}
+    stats["agreements"] = _right_and_wrong(agreements)
     stats["corner_agree"] = choose_agreement(corner_agreements, AGREE_CORNER)
-    stats["corner_agreements"] = {"right": sum(ok for *_p, ok in corner_agreements),
-                                  "wrong": sum(not ok for *_p, ok in corner_agreements)}  # fmt: skip
+    stats["corner_agreements"] = _right_and_wrong(corner_agreements)
     return min_p, min_match, stats
+
+
+def _right_and_wrong(agreements: list) -> dict[str, int]:
+    """How many of calibration's agreements ((p, p, right?)) named the right card, how many not."""
+    right = sum(ok for *_p, ok in agreements)
+    return {"right": right, "wrong": len(agreements) - right}
 
 
 AGREE_GENERIC = [0.8, 0.9, 0.95, 0.98, 0.99]             # the generic reader's probability

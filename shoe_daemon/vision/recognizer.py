@@ -141,6 +141,11 @@ def _quad_area(q: np.ndarray) -> float:
 SUIT_DOUBT = 0.4        # a pip's "not a pip" probability above which it is doubt, not dropped
 
 
+def _rank_q(p: np.ndarray) -> np.ndarray:
+    """Rank probabilities of one glyph, given it is a rank glyph (its "not a rank" share dropped)."""
+    return p[:13] / max(1e-9, 1.0 - p[13])
+
+
 def _suit_q(p: np.ndarray) -> np.ndarray:
     """Suit probabilities of one pip, given it is a pip (its "not a pip" share dropped).
 
@@ -194,7 +199,7 @@ def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, flo
         i, j = slots["rank"][k], slots["suit"][k]
         if i is None or rp[i][13] > reject or r.clutter > MAX_CLUTTER:
             continue
-        rank = rp[i][:13] / (1.0 - rp[i][13])
+        rank = _rank_q(rp[i])
         ranks.add(int(rank.argmax()))
         if j is None or sp[j][4] > reject:
             continue
@@ -618,7 +623,7 @@ class Recognizer:
             if r.clutter > MAX_CLUTTER:
                 reasons.append(f"{name} index: ink all around the glyphs (pattern, not an index)")
                 continue
-            ranks.append(p[:13] / max(1e-9, 1.0 - p[13]))
+            ranks.append(_rank_q(p))
             j = slots["suit"][k]
             suit_q = None
             if j is None:
@@ -683,14 +688,16 @@ class Recognizer:
         # On a court card the rank rests on the index glyph alone (the picture says J, Q or K, not
         # which): a glyph taller than any index the classifiers were trained on (a jumbo index, or
         # a piece of one) is out of their experience, and its J/Q/K is not believed (value 0 is).
-        jumbo = pip.kind == "picture" and any(r.rank_box is not None and r.rank_box.h / r.scale > MAX_RANK_H
-                                              for r in corners)  # fmt: skip
-        if jumbo:
-            reasons.append("index glyph larger than any trained index: which court is not read")
-        smeared = [r.rank_raster for r in corners if r.rank_raster is not None]
-        if pip.kind == "picture" and not jumbo and smeared and min(smear(g) for g in smeared) >= SMEARED:
-            jumbo = True    # as for a jumbo glyph: value 0, not which court
-            reasons.append("index glyphs smeared by motion: which court is not read")
+        # Nor when every rank glyph is motion blur's streaks (index.smear): value 0, not which court.
+        court_unread = False
+        if pip.kind == "picture":
+            glyphs = [r.rank_raster for r in corners if r.rank_raster is not None]
+            if any(r.rank_box is not None and r.rank_box.h / r.scale > MAX_RANK_H for r in corners):
+                court_unread = True
+                reasons.append("index glyph larger than any trained index: which court is not read")
+            elif glyphs and min(smear(g) for g in glyphs) >= SMEARED:
+                court_unread = True
+                reasons.append("index glyphs smeared by motion: which court is not read")
         # Is it a face-up card at all? A whole index (rank and suit) in a corner, or a rank glyph that
         # the centre confirms. A glyph-like blob on a card back alone is not enough.
         # With the centre unclear, a whole index and the other corner reading alike.
@@ -736,11 +743,11 @@ class Recognizer:
         # Any answer needs the centre's support: the index corners share the design's glyphs, and a
         # classifier's error on an unseen design repeats in both (a "3" read "5" twice).
         corroborated = support is not None and not veto
-        if agree and not veto and corroborated and p_card >= th.ok and not jumbo:
+        if agree and not veto and corroborated and p_card >= th.ok and not court_unread:
             return CardResult(code, RANK_VALUES[RANKS[r_best]], "ok", _calibrate(cal.get("card"), p_card), quad, zone,
                               "", rank_post, suit_post)  # fmt: skip
         if value_agreed and p_value >= th.partial and (corroborated or veto):
-            if agree and not veto and rank_post[r_best] >= th.ok and not jumbo:
+            if agree and not veto and rank_post[r_best] >= th.ok and not court_unread:
                 why = f"rank {RANKS[r_best]} sure, suit not"
             else:
                 why = f"value {v_best} sure, exact rank not"
