@@ -48,6 +48,14 @@ def column(path, coup_id: str, name: str):
         conn.close()
 
 
+def real(path, coup_id: str, name: str) -> float:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(f"SELECT {name} FROM coups WHERE coup_id = ?", (coup_id,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
 def test_intact_recall_verifies_and_reads(jpath):
     r = cli("verify", "--full", "--journal", str(jpath))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -113,8 +121,12 @@ def test_random_bit_flips_in_recall_rows_are_all_detected(jpath, tmp_path):
             value = int(raw) ^ (1 << rng.randrange(0, 20))
             sql(path, f"UPDATE coups SET {col} = ? WHERE coup_id = ?", (value, coup_id))
         elif kind == "real":
-            bits = struct.unpack(">Q", struct.pack(">d", float(raw)))[0] ^ (1 << rng.randrange(0, 52))
+            # The exact stored double: its text form (CAST AS BLOB) has 15 digits, and a bit flipped
+            # in that rounded value could land back on the stored one (a flaky "missed" flip).
+            exact = real(path, coup_id, col)
+            bits = struct.unpack(">Q", struct.pack(">d", exact))[0] ^ (1 << rng.randrange(0, 52))
             flipped = struct.unpack(">d", struct.pack(">Q", bits))[0]
+            assert flipped != exact
             sql(path, f"UPDATE coups SET {col} = ? WHERE coup_id = ?", (flipped, coup_id))
         else:
             data = bytearray(raw)
