@@ -170,6 +170,13 @@ class DeckModel:
             out.append(DeckReading(ALL_CODES[k], float(p[i, k]), v, float(vp[v]), match, p[i]))
         return out
 
+    def read_faded(self, feats: np.ndarray, fade: float = 0.5) -> str:
+        """The card a card's (2, D) :func:`features` show with the ink's colour maps at ``fade``
+        of their strength: what its ink map and fainter colours name."""
+        x = feats.copy()
+        x[:, GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1]:] *= fade
+        return ALL_CODES[int(self.mlp.proba(x).mean(axis=0).argmax())]
+
     def standardise(self, x: np.ndarray) -> np.ndarray:
         """Feature rows on the classifier's scale (each feature's training mean 0, spread 1)."""
         return (x - self.mlp.mean) * self.mlp.scale

@@ -47,12 +47,18 @@ def pip_ink(inner: np.ndarray, level: float = 0.4) -> float:
     return float(cv2.morphologyEx((inner > level).astype(np.uint8), cv2.MORPH_OPEN, OPENING).mean())
 
 
-def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
-    """(a face-up card?, the measurements) for a rectified card's ink map (portrait, 0-1)."""
+def inner_ink(ink: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """A rectified card's inner area, its share of paper and of solid ink in pip-wide blobs."""
     h, w = ink.shape
     inner = ink[int(0.1 * h): int(0.9 * h), int(0.1 * w): int(0.9 * w)]
     paper = float((inner < 0.2).mean())
-    solid = pip_ink(inner, FACE_INK if paper >= PALE_PAPER else 0.4)
+    return inner, paper, pip_ink(inner, FACE_INK if paper >= PALE_PAPER else 0.4)
+
+
+def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
+    """(a face-up card?, the measurements) for a rectified card's ink map (portrait, 0-1)."""
+    h, w = ink.shape
+    inner, paper, solid = inner_ink(ink)
     # The margin band: along the middle half of each side, clear of the index corners.
     band = np.concatenate([
         ink[int(0.02 * h): int(0.06 * h), int(0.25 * w): int(0.75 * w)].ravel(),

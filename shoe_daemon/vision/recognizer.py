@@ -31,6 +31,7 @@ import numpy as np
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
+from shoe_daemon.vision.presence import MIN_SOLID, inner_ink
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 
 STATUSES = ("ok", "partial", "unknown")
@@ -65,6 +66,15 @@ FACE_MIN_PAPER = 0.2
 # A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
 # paper: a face-up card's index, reported (``unknown``) even when nothing else of the face reads.
 CLEAR_INDEX = "a whole clear index"
+# The centre's pips, each clearly a pip, reading the other suit of the deck's suit's colour at
+# least this sure veto the enrolled deck's suit. Motion blur across a 7H's hearts left blobs the
+# deck model took for diamonds (7D at 1.000, its likeness too) where the generic suit classifier
+# read the pips hearts (mean 0.92; own seed 889013 table-stress frame 86, kennard); a 7S read 7C
+# at 0.993 and 0.998, its pips spades at 0.74 and 0.995 (own seeds 889600 frame 39, 889500 frame
+# 18). Of the other colour the deck's colour maps are believed over the pips' shape (an AH's pip
+# read S at 0.93). Set on own seeds 889500-889605 (six designs, stress and table stress): 0.7
+# vetoed no right card there; not the benchmark's.
+PIP_SUIT_VETO = 0.7
 
 
 @dataclass
@@ -155,6 +165,12 @@ def _suit_q(p: np.ndarray) -> np.ndarray:
     if p[4] > SUIT_DOUBT:
         return p[:4] + p[4] / 4.0
     return p[:4] / max(1e-9, 1.0 - p[4])
+
+
+def _centre_suit(slots, sp: np.ndarray, reject: float) -> np.ndarray | None:
+    """The suit the centre's pips read (the mean of those clearly a pip), or None."""
+    q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= reject]
+    return np.mean(q, axis=0) if q else None
 
 
 def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
@@ -395,7 +411,9 @@ class Recognizer:
                 deck_corner = self.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
                 dr = _with_generic_guess(readings[k], res, guess, deck_corner)
                 deck_readings.append((np.round(cand.quad, 1).tolist(), dr))
-                res = self._decide_deck(cand, pip, res, dr, zones)
+                res = self._decide_deck(cand, pip, res, dr, zones,
+                                        _centre_suit(slots, sp, self.thresholds.corner_reject), _ink[1],
+                                        slots["deck"])  # fmt: skip
             # No reading at all, but a face lies there: reported, with neither card nor value.
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
                 res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
@@ -535,13 +553,18 @@ class Recognizer:
         return CardResult(None, None, "unknown", 0.0, np.round(cand.quad, 1).tolist(), zone,
                           "a face-up card, not read: " + why)  # fmt: skip
 
-    def _decide_deck(self, cand, pip, generic: CardResult | str, dr, zones) -> CardResult | str:
+    def _decide_deck(self, cand, pip, generic: CardResult | str, dr, zones,
+                     pip_suit: np.ndarray | None = None, ink: np.ndarray | None = None,
+                     feats: np.ndarray | None = None) -> CardResult | str:  # fmt: skip
         """The enrolled deck's reading of a card, checked against the generic one.
 
         The deck model decides when it is sure (probability and likeness to that card's own
         face both clear the thresholds ``enroll`` set); the generic reading (index glyphs, pip
         count, picture) may only veto it: a pip count or picture that contradicts the deck's
-        rank, or a sure generic card or value that differs, makes the card ``unknown``.
+        rank, the centre's pips surely of another suit (``pip_suit``: their suit probabilities),
+        or a sure generic card or value that differs, makes the card ``unknown``. Where the generic
+        reader saw no face, a card without pip or picture ink in its ``ink`` map is none. A suit
+        of a four-colour pair that only the colour of its features (``feats``) names is not read.
         """
         deck = self.deck
         quad = np.round(cand.quad, 1).tolist()
@@ -577,22 +600,45 @@ class Recognizer:
                 value_vetoes.append("the centre shows a picture")
             if rank not in "JQK":
                 card_vetoes.append("the centre shows a picture")
+        suit_vetoes = []
+        if pip.kind == "pips" and pip_suit is not None:
+            ps = int(pip_suit.argmax())
+            if SUITS[ps] != dr.card[1] and (SUITS[ps] in "HD") == (dr.card[1] in "HD") and pip_suit[ps] >= PIP_SUIT_VETO:
+                suit_vetoes.append(f"the centre's pips read {SUITS[ps]} ({pip_suit[ps]:.2f})")
         if isinstance(generic, CardResult):
             if generic.value is not None and generic.value != dr.value:
                 value_vetoes.append(f"the index reads value {generic.value}")
             if generic.card is not None and generic.card != dr.card:
                 card_vetoes.append(f"the index reads {generic.card}")
-        vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
         need = deck.card_threshold(cand_width(cand.quad))
         sure = this_deck and dr.p_card >= need
         same = isinstance(generic, CardResult) and generic.card == dr.card
+        # A four-colour deck tells spades from green clubs, hearts from blue diamonds, by colour;
+        # where the deck alone decides and only the colour does (read with its colour maps faded,
+        # the card is the other suit of the pair), a colour cast may have: a motion-blurred 6S's
+        # black ink, its white clipped in green (gain 1.29, green 1.2x), read 6C at 0.95 (own seed
+        # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's).
+        if sure and not same and not agreed and feats is not None:
+            faded = deck.read_faded(feats)
+            if faded != dr.card and faded[0] == rank and (faded[1] in "HD") == (dr.card[1] in "HD"):
+                suit_vetoes.append(f"its suit rests on the ink's colour alone (faded: {faded})")
+        card_vetoes += suit_vetoes
+        vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
+        # Alone (the generic reader saw no face here), the deck is not believed on a card with no
+        # pip or picture ink: a back's fine pattern, blurred, read 7H at 0.9997 (likeness 0.29, its
+        # inner area 0.77 "paper" and no solid ink; own seed 889002 stress frames 35 and 40,
+        # kennard-jumbo; not the benchmark's).
+        if sure and isinstance(generic, str) and ink is not None and inner_ink(ink)[2] < MIN_SOLID:
+            return f"{generic}; deck: {dr.card} ({dr.p_card:.2f}), but no pip or picture ink: no face"
         if not vetoes and (sure or same or agreed):
             conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)
             why = "" if sure or same else f"the deck ({dr.p_card:.2f}) and the index ({dr.p_generic:.2f}) agree"
             return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, why)
         if not this_deck:       # agreed, but the centre or the index says otherwise: as if no deck
             return _without_deck(generic, dr)
-        if isinstance(generic, str):
+        # A sure deck whose suit alone is vetoed still gives its value, where it gave the card.
+        suit_only = sure and bool(suit_vetoes) and card_vetoes == suit_vetoes
+        if isinstance(generic, str) and not suit_only:
             # Neither reading is sure: the generic reader saw no face-up card here, so nothing
             # is reported (a back, a chip or a card under a hand is no card to announce).
             return f"{generic}; deck: unsure, best guess {dr.card} ({dr.p_card:.2f})"
@@ -713,9 +759,9 @@ class Recognizer:
         log_suit = np.zeros(4)
         if suits:
             log_suit += np.log(0.01 + np.mean(suits, axis=0))
-        pip_q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
-        if pip_q:
-            log_suit += np.log(0.01 + np.mean(pip_q, axis=0))
+        pip_q = _centre_suit(slots, sp, th.corner_reject)
+        if pip_q is not None:
+            log_suit += np.log(0.01 + pip_q)
         court = _court_suit(slots.get("court", ()), sp)
         if court is not None:
             log_suit += np.log(0.01 + court)
