@@ -617,8 +617,10 @@ class Recognizer:
         # where the deck alone decides and only the colour does (read with its colour maps faded,
         # the card is the other suit of the pair), a colour cast may have: a motion-blurred 6S's
         # black ink, its white clipped in green (gain 1.29, green 1.2x), read 6C at 0.95 (own seed
-        # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's).
-        if sure and not same and not agreed and feats is not None:
+        # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's). Not where the
+        # centre's pips show that suit (a 2C whose pips read clubs at 1.00, own seed 885602).
+        shown = pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
+        if sure and not same and not agreed and not shown and feats is not None:
             faded = deck.read_faded(feats)
             if faded != dr.card and faded[0] == rank and (faded[1] in "HD") == (dr.card[1] in "HD"):
                 suit_vetoes.append(f"its suit rests on the ink's colour alone (faded: {faded})")
