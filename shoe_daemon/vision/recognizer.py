@@ -72,9 +72,11 @@ CLEAR_INDEX = "a whole clear index"
 # read the pips hearts (mean 0.92; own seed 889013 table-stress frame 86, kennard); a 7S read 7C
 # at 0.993 and 0.998, its pips spades at 0.74 and 0.995 (own seeds 889600 frame 39, 889500 frame
 # 18). Of the other colour the deck's colour maps are believed over the pips' shape (an AH's pip
-# read S at 0.93). Set on own seeds 889500-889605 (six designs, stress and table stress): 0.7
-# vetoed no right card there; not the benchmark's.
-PIP_SUIT_VETO = 0.7
+# read S at 0.93). On own seeds 889500-889605 (six designs, stress and table stress) 0.7 vetoed no
+# right card, but on 885700-885805 a four-colour deck's 7S and AS, their pips read C at 0.71 and
+# 0.78 (the shape alone; the deck's black against green is right there): 0.9 vetoes no right card
+# on either, and leaves the 7S of 0.74 read 7C. Not the benchmark's.
+PIP_SUIT_VETO = 0.9
 
 
 @dataclass
