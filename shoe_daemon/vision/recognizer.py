@@ -418,7 +418,10 @@ class Recognizer:
         from shoe_daemon.vision.index import JUMBO_SCALE, PEEK_SCALE
 
         first = self.index_scale
-        return [{"faint": True, "scale": first}] + [{"scale": s} for s in (1.0, JUMBO_SCALE, PEEK_SCALE) if s != first]
+        # Last, a small index whose rank and suit run together at the faint threshold, cut apart
+        # (index.split_merged): at the peek scale, then the standard.
+        return [{"faint": True, "scale": first}] + [{"scale": s} for s in (1.0, JUMBO_SCALE, PEEK_SCALE) if s != first] \
+            + [{"faint": True, "split": True, "scale": s} for s in (PEEK_SCALE, 1.0)]
 
     def _retry(self, per_card, rp, sp, rank_r, rank_b, suit_r, suit_b, add, attempt: dict):
         """One round of second readings (``attempt``) of every corner still without a whole index."""
@@ -452,7 +455,10 @@ class Recognizer:
             first = per_card[k][3]["rank"][c]
             # At the same scale, the two segmentations must read the rank alike (else the first
             # stands); at another scale the first "rank" was a piece of a larger glyph or a speck.
-            if rank_ok and again.scale == per_card[k][1][c].scale and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
+            # A cut glyph (split) is only a rank glyph and suit pip run together: never against a
+            # rank the first reading gave.
+            same = again.scale == per_card[k][1][c].scale or attempt.get("split", False)
+            if rank_ok and same and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
                 continue
             # A second try is believed only as a whole index, each glyph clearly one.
             if rp[i][13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT:
