@@ -139,6 +139,11 @@ def _quad_area(q: np.ndarray) -> float:
 
 
 SUIT_DOUBT = 0.4        # a pip's "not a pip" probability above which it is doubt, not dropped
+# A court's two index pips combine as two readings (_index_suit) only when each is a sure pip, its
+# "not a pip" share at most this: a kennard 3H's pips read D in both corners (0.92 and 0.98 of the
+# suits), the one at 0.34 "not a pip" (own seed 880101, frame 50); on the agreeing corners of
+# seeds 880100-880108 (nine designs, nominal) no pair of sure pips named a wrong suit.
+SURE_PIP = 0.2
 
 
 def _rank_q(p: np.ndarray) -> np.ndarray:
@@ -155,6 +160,25 @@ def _suit_q(p: np.ndarray) -> np.ndarray:
     if p[4] > SUIT_DOUBT:
         return p[:4] + p[4] / 4.0
     return p[:4] / max(1e-9, 1.0 - p[4])
+
+
+def _index_suit(suits: list[np.ndarray], court: bool) -> np.ndarray:
+    """The index corners' suit, one piece of evidence (the floor ``log(0.01 + p)`` is applied to
+    it once): the two corners print one glyph and can fail together, so they never count twice.
+
+    Their mean, except when ``court`` (a court whose two index pips are each a sure pip, SURE_PIP)
+    and both corners name the same suit: their product, normalised. A court's suit rests on its
+    index alone (no centre pips; the picture's symbols mostly hidden), and the mean of two
+    agreeing corners at 0.99 stayed under the ``ok`` threshold however sure both were (a peek
+    deck's 5-7 px pips read 0.93-0.99: its black courts gave the value only). The product is still
+    capped by the floor at ~100:1, like one corner's; only two agreeing corners each fairly sure
+    (0.95 and 0.96 within the ink's colour) reach it. A pip card keeps the mean: its centre pips
+    are its second source.
+    """
+    if court and len(suits) == 2 and int(suits[0].argmax()) == int(suits[1].argmax()):
+        both = suits[0] * suits[1]
+        return both / both.sum()
+    return np.mean(suits, axis=0)
 
 
 def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
@@ -616,6 +640,7 @@ class Recognizer:
         th = self.thresholds
         ranks, suits, reds, reasons = [], [], [], []   # per corner read (suit None when not read)
         clear = 0      # corners with a whole index, rank and suit each clearly a glyph
+        doubts = []    # per corner read: its suit pip's "not a pip" share (1 when no pip was read)
         for k, r in enumerate(corners):
             name = "top-left" if k == 0 else "bottom-right"
             i = slots["rank"][k]
@@ -640,6 +665,7 @@ class Recognizer:
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
             suits.append(suit_q)
+            doubts.append(1.0 if suit_q is None else float(sp[j][4]))
             reds.append(r.red)
         quad = np.round(cand.quad, 1).tolist()
         if not ranks:
@@ -668,13 +694,19 @@ class Recognizer:
                 reasons.append(f"one index corner read {RANKS[int(ranks[bad].argmax())]}, against the centre: ignored")
                 # All of that corner goes: its suit pip and ink colour were read from the same
                 # misplaced or half-hidden blobs.
-                ranks, suits, reds = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds))
+                ranks, suits, reds, doubts = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds, doubts))
         full_index = any(q is not None for q in suits)
         reds = [x for x in reds if not math.isnan(x)]
         suits = [q for q in suits if q is not None]
         # The two corners show the same glyph (same design, same light): their errors go together,
         # so they are averaged, not multiplied; each must agree with the other to be believed.
+        # Except when both name the rank the centre's pip count shows: a shared error is what the
+        # count would veto, so one sure corner and one fair one (0.99 and 0.54 "5", five pips) are
+        # a sure rank, not their mean's 0.77 (a peek deck's blurred small ranks; own seeds 880100-
+        # 880108, no card read wrongly by it).
         idx_rank = np.mean(ranks, axis=0)
+        if pip.kind == "pips" and len(ranks) == 2 and {int(q.argmax()) for q in ranks} == support:
+            idx_rank = ranks[0] * ranks[1]
         idx_rank /= idx_rank.sum()
         picks = {int(q.argmax()) for q in ranks}
         agree = len(picks) == 1
@@ -718,7 +750,7 @@ class Recognizer:
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:
-            log_suit += np.log(0.01 + np.mean(suits, axis=0))
+            log_suit += np.log(0.01 + _index_suit(suits, pip.kind == "picture" and max(doubts) <= SURE_PIP))
         pip_q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= th.corner_reject]
         if pip_q:
             log_suit += np.log(0.01 + np.mean(pip_q, axis=0))
