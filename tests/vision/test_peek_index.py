@@ -4,7 +4,7 @@ font-peek (cardart.SYNTHETIC) prints a 5-7 px suit pip under a 10 px rank, close
 Its courts' suit rests on the two index pips alone, which the shipped classifier names right but
 rarely above 0.99; and blurred, its rank's thin strokes need the faint threshold, at which the
 narrow gap to the solid pip fills in: one blob, no suit, no index. Frames of own seeds
-880200-880201 (the rules were set on 880100-880108), never the benchmark's.
+880100 and 880200 (the rules were set on 880100-880105), never the benchmark's.
 """
 
 from __future__ import annotations
