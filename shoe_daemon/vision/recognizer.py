@@ -151,6 +151,12 @@ def _quad_area(q: np.ndarray) -> float:
 
 
 SUIT_DOUBT = 0.4        # a pip's "not a pip" probability above which it is doubt, not dropped
+# A court's two index pips combine as two readings (_index_suit) only when each is a sure pip, its
+# "not a pip" share at most this: a kennard 3H's pips read D in both corners (0.92 and 0.98 of the
+# suits), the one at 0.34 "not a pip" (own seed 880101, frame 50). Of the 3,658 pairs of sure,
+# agreeing pips of seeds 880100-880105 (the six registry and peek designs, nominal) none named a
+# wrong suit at 0.99 or more (product, with the ink's colour); five at 0.93-0.98 did.
+SURE_PIP = 0.2
 
 
 def _rank_q(p: np.ndarray) -> np.ndarray:
@@ -173,6 +179,25 @@ def _centre_suit(slots, sp: np.ndarray, reject: float) -> np.ndarray | None:
     """The suit the centre's pips read (the mean of those clearly a pip), or None."""
     q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= reject]
     return np.mean(q, axis=0) if q else None
+
+
+def _index_suit(suits: list[np.ndarray], court: bool) -> np.ndarray:
+    """The index corners' suit, one piece of evidence (the floor ``log(0.01 + p)`` is applied to
+    it once): the two corners print one glyph and can fail together, so they never count twice.
+
+    Their mean, except when ``court`` (a court whose two index pips are each a sure pip, SURE_PIP)
+    and both corners name the same suit: their product, normalised. A court's suit rests on its
+    index alone (no centre pips; the picture's symbols mostly hidden), and the mean of two
+    agreeing corners at 0.99 stayed under the ``ok`` threshold however sure both were (a peek
+    deck's 5-7 px pips read 0.93-0.99: its black courts gave the value only). The product is still
+    capped by the floor at ~100:1, like one corner's; only two agreeing corners each fairly sure
+    (0.95 and 0.96 within the ink's colour) reach it. A pip card keeps the mean: its centre pips
+    are its second source.
+    """
+    if court and len(suits) == 2 and int(suits[0].argmax()) == int(suits[1].argmax()):
+        both = suits[0] * suits[1]
+        return both / both.sum()
+    return np.mean(suits, axis=0)
 
 
 def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
@@ -438,7 +463,10 @@ class Recognizer:
         from shoe_daemon.vision.index import JUMBO_SCALE, PEEK_SCALE
 
         first = self.index_scale
-        return [{"faint": True, "scale": first}] + [{"scale": s} for s in (1.0, JUMBO_SCALE, PEEK_SCALE) if s != first]
+        # Last, a small index whose rank and suit run together at the faint threshold, cut apart
+        # (index.split_merged): at the peek scale, then the standard.
+        return [{"faint": True, "scale": first}] + [{"scale": s} for s in (1.0, JUMBO_SCALE, PEEK_SCALE) if s != first] \
+            + [{"faint": True, "split": True, "scale": s} for s in (PEEK_SCALE, 1.0)]
 
     def _retry(self, per_card, rp, sp, rank_r, rank_b, suit_r, suit_b, add, attempt: dict):
         """One round of second readings (``attempt``) of every corner still without a whole index."""
@@ -472,7 +500,10 @@ class Recognizer:
             first = per_card[k][3]["rank"][c]
             # At the same scale, the two segmentations must read the rank alike (else the first
             # stands); at another scale the first "rank" was a piece of a larger glyph or a speck.
-            if rank_ok and again.scale == per_card[k][1][c].scale and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
+            # A cut glyph (split) is only a rank glyph and suit pip run together: never against a
+            # rank the first reading gave.
+            same = again.scale == per_card[k][1][c].scale or attempt.get("split", False)
+            if rank_ok and same and int(rp[i][:13].argmax()) != int(rp[first][:13].argmax()):
                 continue
             # A second try is believed only as a whole index, each glyph clearly one.
             if rp[i][13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT:
@@ -660,6 +691,7 @@ class Recognizer:
         th = self.thresholds
         ranks, suits, reds, reasons = [], [], [], []   # per corner read (suit None when not read)
         clear = 0      # corners with a whole index, rank and suit each clearly a glyph
+        doubts = []    # per corner read: its suit pip's "not a pip" share (1 when no pip was read)
         for k, r in enumerate(corners):
             name = "top-left" if k == 0 else "bottom-right"
             i = slots["rank"][k]
@@ -684,6 +716,7 @@ class Recognizer:
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
             suits.append(suit_q)
+            doubts.append(1.0 if suit_q is None else float(sp[j][4]))
             reds.append(r.red)
         quad = np.round(cand.quad, 1).tolist()
         if not ranks:
@@ -712,13 +745,19 @@ class Recognizer:
                 reasons.append(f"one index corner read {RANKS[int(ranks[bad].argmax())]}, against the centre: ignored")
                 # All of that corner goes: its suit pip and ink colour were read from the same
                 # misplaced or half-hidden blobs.
-                ranks, suits, reds = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds))
+                ranks, suits, reds, doubts = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds, doubts))
         full_index = any(q is not None for q in suits)
         reds = [x for x in reds if not math.isnan(x)]
         suits = [q for q in suits if q is not None]
         # The two corners show the same glyph (same design, same light): their errors go together,
         # so they are averaged, not multiplied; each must agree with the other to be believed.
+        # Except when both name the rank the centre's pip count shows: a shared error is what the
+        # count would veto, so one sure corner and one fair one (0.99 and 0.54 "5", five pips) are
+        # a sure rank, not their mean's 0.77 (a peek deck's blurred small ranks: 9 more cards on
+        # own seeds 880100-880105, none wrong).
         idx_rank = np.mean(ranks, axis=0)
+        if pip.kind == "pips" and len(ranks) == 2 and {int(q.argmax()) for q in ranks} == support:
+            idx_rank = ranks[0] * ranks[1]
         idx_rank /= idx_rank.sum()
         picks = {int(q.argmax()) for q in ranks}
         agree = len(picks) == 1
@@ -762,7 +801,7 @@ class Recognizer:
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:
-            log_suit += np.log(0.01 + np.mean(suits, axis=0))
+            log_suit += np.log(0.01 + _index_suit(suits, pip.kind == "picture" and max(doubts) <= SURE_PIP))
         pip_q = _centre_suit(slots, sp, th.corner_reject)
         if pip_q is not None:
             log_suit += np.log(0.01 + pip_q)
