@@ -5,9 +5,7 @@ suits, courts of its own style) is read far better by a model of that deck. An e
 classifies the whole rectified card (:mod:`shoe_daemon.vision.index`, 160 x 224) among the 52
 faces from features of the whole face and of both index corners, whichever way up it lies:
 
-* the ink map (1 - darkest channel / the card's white) at 24 x 32, the index corners at 12 x 20
-  (a region of the card's corner large enough for a jumbo index, or fitted by ``enroll`` to a
-  small peek index: :attr:`DeckModel.corner_box`);
+* the ink map (1 - darkest channel / the card's white) at 24 x 32, the index corners at 12 x 20;
 * the colours of the ink (red, blue, green against the card's white) at 12 x 16.
 
 A small MLP (:class:`~shoe_daemon.vision.model.MLP`, numpy) gives the 52 probabilities; both
@@ -45,8 +43,6 @@ FORMAT = "deck"
 GRID = (24, 32)          # whole-card ink map (w, h)
 CORNER = (12, 20)        # each index corner's ink map
 CORNER_BOX = (0.32, 0.38)  # the corner region, fractions of the card's width and height (jumbo indices too)
-# A corner region fitted to the deck's index (enroll.corner_box) stays within these fractions.
-CORNER_BOX_RANGE = (0.05, 0.5)
 COLOUR = (12, 16)        # each colour map
 VALUES = np.array([RANK_VALUES[c[0]] for c in ALL_CODES])
 SMALL_WIDTH = 100.0      # px in the frame: a card this narrow has its own threshold (blur takes suits first)
@@ -59,11 +55,8 @@ class DeckModelError(ValueError):
     """A file that is no usable deck model."""
 
 
-def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray,
-             box: tuple[float, float] = CORNER_BOX) -> np.ndarray:  # fmt: skip
-    """Features of a rectified card (BGR ``card``, its ``ink`` map and ``white``), both ways up: (2, D).
-    ``box``: the index corners' region, fractions of the card's width and height (a model's
-    :attr:`DeckModel.corner_box`)."""
+def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """Features of a rectified card (BGR ``card``, its ``ink`` map and ``white``), both ways up: (2, D)."""
     import cv2
 
     # Each channel against the card's white; red, blue and green ink: the channel over the larger
@@ -75,7 +68,7 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray,
         d = cv2.subtract(x, cv2.max(y, z))
         colours.append(np.clip(d, 0, 1, out=d))
     h, w = ink.shape
-    cw, ch = int(box[0] * w), int(box[1] * h)
+    cw, ch = int(CORNER_BOX[0] * w), int(CORNER_BOX[1] * h)
     # Area resizing commutes with a half turn, so the turned card's maps are the upright ones
     # turned (and its two corners swapped): one resize each, not two.
     area = cv2.INTER_AREA
@@ -147,14 +140,6 @@ class DeckModel:
     # None: not used, as in older models).
     corner_mlp: MLP | None = None
     corner_agree: tuple[float, float] | None = None
-    # The index corners' region the features look at (fractions of the card's width and height):
-    # fitted by enroll to a small (peek) index, whose glyphs are else a few cells of the maps;
-    # CORNER_BOX otherwise, and in models enrolled before.
-    corner_box: tuple[float, float] = CORNER_BOX
-
-    def features(self, card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray:
-        """A rectified card's :func:`features` as this model sees them (its corner region)."""
-        return features(card, ink, white, self.corner_box)
 
     def read_corner(self, feats: np.ndarray, corner: int) -> tuple[str, float] | None:
         """The card index corner ``corner`` of a card's (2, D) :func:`features` shows, and its
@@ -195,8 +180,7 @@ class DeckModel:
                 "min_p_small": self.min_p_small, "index_scale": self.index_scale,
                 "agree": list(self.agree) if self.agree is not None else None, "info": self.info,
                 "corner_mlp": self.corner_mlp.to_json() if self.corner_mlp is not None else None,
-                "corner_agree": list(self.corner_agree) if self.corner_agree is not None else None,
-                "corner_box": list(self.corner_box)}  # fmt: skip
+                "corner_agree": list(self.corner_agree) if self.corner_agree is not None else None}  # fmt: skip
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -231,14 +215,9 @@ class DeckModel:
         if agree is not None and not _are_floors(agree):
             raise DeckModelError(f"{where}: damaged deck model (agree {agree!r}: two probabilities 0.5-1)")
         corner_mlp, corner_agree = _corner_part_of(data, where)
-        box = data.get("corner_box", list(CORNER_BOX))
-        lo, hi = CORNER_BOX_RANGE
-        if not (isinstance(box, list) and len(box) == 2 and all(isinstance(v, int | float) and lo <= v <= hi for v in box)):
-            raise DeckModelError(f"{where}: damaged deck model (corner_box {box!r}: two fractions of the card, "
-                                 f"{lo}-{hi})")  # fmt: skip
         return cls(mlp, cents, min_p, min_match, dict(data.get("info", {})), None if small is None else float(small),
                    float(scale), None if agree is None else (float(agree[0]), float(agree[1])),
-                   corner_mlp, corner_agree, (float(box[0]), float(box[1])))  # fmt: skip
+                   corner_mlp, corner_agree)  # fmt: skip
 
 
 def _are_floors(value: Any) -> bool:

@@ -12,8 +12,6 @@
    gamma, white balance, noise, JPEG, a hand over a corner), at 60-200 px wide, rectified from
    its outline moved by a few pixels (a detector's error), and described by
    :func:`shoe_daemon.vision.deck.features`, both ways up.
-   The index corners' region is fitted to the deck's own index first when that is small (a peek
-   index: :func:`corner_box`), so that its glyphs are more than a few cells of the corner maps.
 3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share; and a
    small corner model (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_mlp`) on their index
    corners' ink maps alone, each corner a sample (:func:`train_corner_model`).
@@ -166,10 +164,8 @@ def plain_back() -> np.ndarray:
 
 
 def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
-                     log: Callable[[str], None] | None = None,
-                     box: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51; ``box``: the
-    index corners' region (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_box`, default the standard one)."""
+                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51."""
     from shoe_daemon.vision import deck, index
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
@@ -198,7 +194,7 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
             card = index.rectify(img, seen)
             white = index.white_balance(card)
             ink = index.ink_map(card, white)
-            xs.append(deck.features(card, ink, white, box or deck.CORNER_BOX))
+            xs.append(deck.features(card, ink, white))
             ys += [k, k]
         if log and (k + 1) % 13 == 0:
             log(f"  samples: {k + 1}/52 cards ({time.time() - t0:.0f} s)")
@@ -208,21 +204,19 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
 
 def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
     """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
-    from shoe_daemon.vision import deck
+    from shoe_daemon.vision import deck, index
 
-    return np.stack([deck.grid_part(deck.features(*clean_card(faces[code]))) for code in ALL_CODES])
-
-
-def clean_card(face: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A face on white, rectified as the recogniser sees a card: (card, ink, white)."""
-    from shoe_daemon.vision import index
-
-    a = face[:, :, 3:4].astype(np.float32) / 255.0 if face.shape[2] == 4 else 1.0
-    bgr = (face[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
-    h, w = bgr.shape[:2]
-    card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
-    white = index.white_balance(card)
-    return card, index.ink_map(card, white), white
+    out = []
+    for code in ALL_CODES:
+        f = faces[code]
+        a = f[:, :, 3:4].astype(np.float32) / 255.0
+        bgr = (f[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
+        h, w = bgr.shape[:2]
+        card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
+        white = index.white_balance(card)
+        x = deck.features(card, index.ink_map(card, white), white)
+        out.append(deck.grid_part(x))
+    return np.stack(out)
 
 
 # --------------------------------------------------------------------------- training and checking
@@ -399,12 +393,8 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     t0 = time.time()
     c0 = time.process_time()
     s = settings
-    scale = index_scale(faces)
-    box = corner_box(faces, scale)
-    say(f"index scale {scale:g} (the corners are read there first); index corners' region {box[0]:g} x "
-        f"{box[1]:g} of the card")  # fmt: skip
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
-    x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say, box)
+    x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say)
     rng = np.random.default_rng(s.seed)
     n = len(x) // 2
     held = rng.random(n) < 0.15
@@ -423,7 +413,8 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
             cents[k, o] = z[o::2][y[o::2] == k].mean(axis=0)
     corner_mlp, corner_acc = train_corner_model(x, y, held_rows, s)
     say(f"corner model: held-out corner accuracy {corner_acc * 100:.1f} % ({time.time() - t0:.0f} s)")
-    model = DeckModel(mlp, cents, index_scale=scale, corner_mlp=corner_mlp, corner_box=box)
+    model = DeckModel(mlp, cents, index_scale=index_scale(faces), corner_mlp=corner_mlp)
+    say(f"index scale {model.index_scale:g} (the corners are read there first)")
     say(f"held-out sample accuracy {acc * 100:.1f} %; setting thresholds on {s.calib_frames} frames "
         f"({time.time() - t0:.0f} s) ...")  # fmt: skip
     model.info = {"samples": int(n), "sample_accuracy": round(acc, 4), "corner_accuracy": round(corner_acc, 4)}
@@ -474,7 +465,12 @@ def index_scale(faces: dict[str, np.ndarray]) -> float:
     for scale in (1.0, index.JUMBO_SCALE, index.PEEK_SCALE):
         right = 0
         for code, face in faces.items():
-            card, ink, white = clean_card(face)
+            a = face[:, :, 3:4].astype(np.float32) / 255 if face.shape[2] == 4 else 1.0
+            bgr = (face[:, :, :3] * a + 255 * (1 - a)).astype(np.uint8)
+            h, w = bgr.shape[:2]
+            card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
+            white = index.white_balance(card)
+            ink = index.ink_map(card, white)
             for c in (0, 2):
                 r = index.read_corner(card, ink, white, c, scale=scale)
                 if r.rank_feat is not None and r.suit_feat is not None:
@@ -482,43 +478,6 @@ def index_scale(faces: dict[str, np.ndarray]) -> float:
         scores[scale] = right
     best = max(scores, key=lambda k: (scores[k], k == 1.0))
     return float(best)
-
-
-# The fitted corner region's margin beyond the index's far edges, a share of the index's height:
-# the detector's outline is off by a few pixels (the training samples' 1.2 % of the width).
-BOX_MARGIN = 0.25
-# A fitted region only when it is under this share of the standard one's area: a peek index
-# (font-peek: 0.2) is then a few cells of the maps; a standard or jumbo index (Kennard,
-# responsive: 0.5 or more) already fills them, and keeps the standard region.
-BOX_FIT_AREA = 1 / 3
-
-
-def corner_box(faces: dict[str, np.ndarray], scale: float) -> tuple[float, float]:
-    """The index corners' region the deck's features look at (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_box`):
-    the far edges of the deck's index (rank and suit glyphs, read at ``scale`` in both corners of
-    its faces; the 95th percentile, so that one stray blob does not stretch it) and a margin,
-    when that is much smaller than the standard region; the standard region otherwise."""
-    from shoe_daemon.vision import index
-    from shoe_daemon.vision.deck import CORNER_BOX, CORNER_BOX_RANGE
-
-    right, bottom = [], []
-    for face in faces.values():
-        card, ink, white = clean_card(face)
-        for c in (0, 2):
-            r = index.read_corner(card, ink, white, c, features=False, scale=scale)
-            if r.rank_box is not None and r.suit_box is not None:
-                box = r.rank_box.union(r.suit_box)
-                right.append(box.x1)
-                bottom.append(box.y1)
-    if len(right) < len(faces):      # the index is not found on most faces: nothing to fit
-        return CORNER_BOX
-    x1, y1 = float(np.percentile(right, 95)), float(np.percentile(bottom, 95))
-    margin = BOX_MARGIN * y1
-    lo, hi = CORNER_BOX_RANGE
-    fitted = (min(max((x1 + margin) / index.CW, lo), hi), min(max((y1 + margin) / index.CH, lo), hi))
-    if fitted[0] * fitted[1] >= BOX_FIT_AREA * CORNER_BOX[0] * CORNER_BOX[1]:
-        return CORNER_BOX
-    return round(fitted[0], 4), round(fitted[1], 4)
 
 
 def check(model, faces, s: Settings, say, t0: float) -> dict:

@@ -307,6 +307,7 @@ class Recognizer:
             cv2.setNumThreads(threads)
 
     def _recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None) -> FrameResult:
+        from shoe_daemon.vision import deck as deck_features
         from shoe_daemon.vision import detect, index, pips
 
         t0 = time.perf_counter()
@@ -363,7 +364,7 @@ class Recognizer:
             pip = pips.read_pips(ink, card, white, _large_index_boxes(corners))
             slots = {"rank": [], "suit": [], "pip": []}
             if self.deck is not None:
-                slots["deck"] = self.deck.features(card, ink, white)
+                slots["deck"] = deck_features.features(card, ink, white)
             add(corners, slots)
             if pip.kind == "pips":
                 for b in pip.pips[:4]:
