@@ -57,9 +57,12 @@ class Settings:
     calib_frames: int = 150        # frames that set the thresholds (a third per condition)
     val_frames: int = 75           # frames that validate (reported)
     seed: int = 1
+    # A deck the classifier reads worse than this on its held-out samples gets a second round of
+    # as many samples, and is trained again on both (see :func:`enrol`).
+    second_round_below: float = 0.95
 
 
-QUICK = Settings(samples_per_card=10, hidden=64, epochs=12, calib_frames=15, val_frames=12)
+QUICK = Settings(samples_per_card=10, hidden=64, epochs=12, calib_frames=15, val_frames=12, second_round_below=0.0)
 
 
 # --------------------------------------------------------------------------- the face folder
@@ -387,7 +390,6 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
           log: Callable[[str], None] | None = None) -> EnrolResult:  # fmt: skip
     """Train, calibrate and validate a deck model for ``faces`` (see the module doc)."""
     from shoe_daemon.vision.deck import DeckModel
-    from shoe_daemon.vision.model import fit_temperature, train_mlp
 
     say = log or (lambda _m: None)
     t0 = time.time()
@@ -396,14 +398,22 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
     x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say)
     rng = np.random.default_rng(s.seed)
+    held_rows = np.repeat(rng.random(len(x) // 2) < 0.15, 2)
+    mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
+    rounds = [round(acc, 4)]
+    if acc < s.second_round_below:
+        # The classifier is short of data, not of features: font-peek's pip cards differ by their
+        # pips' shape alone (its courts were all read right, its ranks 99 %, its pip cards' suits
+        # not), and on own seeds 880300/880400 10 -> 20 samples a card read its nominal cards
+        # 0.70 -> 0.86, at 44 a card 0.93. The other decks (0.97-0.99) train as before.
+        say(f"held-out sample accuracy {acc * 100:.1f} %: a second round of {52 * s.samples_per_card} "
+            "training cards ...")  # fmt: skip
+        x2, y2, _ = training_samples(faces, s.samples_per_card, s.seed + 2, say)
+        x, y = np.concatenate([x, x2]), np.concatenate([y, y2])
+        held_rows = np.concatenate([held_rows, np.repeat(rng.random(len(x2) // 2) < 0.15, 2)])
+        mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
+        rounds.append(round(acc, 4))
     n = len(x) // 2
-    held = rng.random(n) < 0.15
-    held_rows = np.repeat(held, 2)
-    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
-    mlp = train_mlp(x[~held_rows], y[~held_rows], tuple(ALL_CODES), hidden=s.hidden, epochs=s.epochs,
-                    lr=2e-3, seed=s.seed)  # fmt: skip
-    mlp.temperature = fit_temperature(mlp, x[held_rows], y[held_rows])
-    acc = float((mlp.proba(x[held_rows]).argmax(axis=1) == y[held_rows]).mean())
     # Each card's look: the mean standardised features of its training samples, upright (row 0)
     # and turned (row 1); the likeness check compares a reading with both.
     z = (x - mlp.mean) * mlp.scale
@@ -417,7 +427,8 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     say(f"index scale {model.index_scale:g} (the corners are read there first)")
     say(f"held-out sample accuracy {acc * 100:.1f} %; setting thresholds on {s.calib_frames} frames "
         f"({time.time() - t0:.0f} s) ...")  # fmt: skip
-    model.info = {"samples": int(n), "sample_accuracy": round(acc, 4), "corner_accuracy": round(corner_acc, 4)}
+    model.info = {"samples": int(n), "sample_accuracy": round(acc, 4), "corner_accuracy": round(corner_acc, 4),
+                  "sample_accuracy_by_round": rounds}  # fmt: skip
     val = check(model, faces, s, say, t0)
     secs = time.time() - t0
     cpu = time.process_time() - c0
@@ -429,6 +440,18 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
         "seconds": round(secs, 1), "cpu_seconds": round(cpu, 1),
     })  # fmt: skip
     return EnrolResult(model, val, secs, cpu)
+
+
+def train_deck_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, say, t0: float):
+    """The deck classifier trained on the rows not held out, its softmax temperature fitted on
+    those held out, and its accuracy there."""
+    from shoe_daemon.vision.model import fit_temperature, train_mlp
+
+    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
+    mlp = train_mlp(x[~held_rows], y[~held_rows], tuple(ALL_CODES), hidden=s.hidden, epochs=s.epochs,
+                    lr=2e-3, seed=s.seed)  # fmt: skip
+    mlp.temperature = fit_temperature(mlp, x[held_rows], y[held_rows])
+    return mlp, float((mlp.proba(x[held_rows]).argmax(axis=1) == y[held_rows]).mean())
 
 
 def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings):

@@ -89,6 +89,7 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
     assert data["index_scale"] == 2.0, data["index_scale"]    # a jumbo index: read at the jumbo scale first
     # The corner model (one index corner alone) is trained too, and reads the deck's corners.
     assert data["corner_mlp"] is not None and data["info"]["corner_accuracy"] > 0.3, data["info"]
+    assert len(data["info"]["sample_accuracy_by_round"]) == 1      # --quick: no second round
     gen = FrameGenerator(jumbo, [plain_back()], "nominal", seed=4242)
     frames = [gen.frame(i) for i in range(4)]
     paths = []
@@ -173,3 +174,16 @@ def test_guided_capture_from_recorded_frames(tmp_path, jumbo):
     proc = _cli("camera", "enroll", "--from-camera", rec, "--faces", short, "--order", " ".join(order + ["3C"]),
                 "--capture-only")  # fmt: skip
     assert proc.returncode == 1 and "after 6 of 7 cards; next was 3C" in proc.stderr
+
+
+def test_a_deck_read_poorly_on_its_samples_gets_a_second_round(jumbo):
+    """A deck whose classifier reads its held-out samples under ``second_round_below`` (font-peek:
+    84 %) is trained again on twice the samples; ``--quick`` never is (the end-to-end test above:
+    one round)."""
+    from shoe_daemon.vision.enroll import QUICK, Settings, enrol
+
+    tiny = dict(samples_per_card=2, hidden=16, epochs=2, calib_frames=3, val_frames=3)
+    twice = enrol(jumbo, Settings(**tiny, second_round_below=1.01)).model.info
+    assert twice["samples"] == 2 * 52 * 2 and len(twice["sample_accuracy_by_round"]) == 2, twice
+    assert twice["sample_accuracy"] == twice["sample_accuracy_by_round"][1]
+    assert QUICK.second_round_below == 0.0 and 0.9 <= Settings().second_round_below < 0.97
