@@ -110,8 +110,8 @@ class CardWorker:
         return True
 
     def result(self) -> list | None:
-        """The outcomes of the cards last submitted (as ``Recognizer._read_cards`` gives them), or
-        None when the worker failed them (then they are the caller's to read)."""
+        """What ``Recognizer._read_cards`` gives for the cards last submitted, or None when the worker
+        failed them (then they are the caller's to read)."""
         self._pending = False
         try:
             if not self._conn.poll(self.timeout):

@@ -376,25 +376,36 @@ class Recognizer:
         """:meth:`_read_cards` of every candidate: every second one by the card-reading process
         when there is one ready, the others here (all here when it fails them)."""
         worker = self._worker
-        if worker is None or len(cands) < 2 or not worker.available():
-            return self._read_cards(frame_bgr, cands, zones)
+        if worker is None or len(cands) < 2 or frame_bgr.dtype != np.uint8 or not worker.available():
+            return self._read_cards(frame_bgr, cands, zones)[0]
         theirs = cands[1::2]
         if not worker.submit(frame_bgr, theirs, zones):
-            return self._read_cards(frame_bgr, cands, zones)
-        mine = self._read_cards(frame_bgr, cands[0::2], zones)
-        other = worker.result()
-        if other is None:
-            other = self._read_cards(frame_bgr, theirs, zones)
+            return self._read_cards(frame_bgr, cands, zones)[0]
+        mine, mine_found = self._read_cards(frame_bgr, cands[0::2], zones)
+        other, other_found = worker.result() or self._read_cards(frame_bgr, theirs, zones)
+        # A share whose cards gave no glyph of a kind at first, where the frame's did, is read
+        # again as part of that frame (see _read_cards' ``found``): a few frames under stress.
+        found = (mine_found[0] or other_found[0], mine_found[1] or other_found[1])
+        if mine_found != found:
+            mine = self._read_cards(frame_bgr, cands[0::2], zones, found)[0]
+        if other_found != found:
+            other = self._read_cards(frame_bgr, theirs, zones, found)[0]
         outcomes = [None] * len(cands)
         outcomes[0::2], outcomes[1::2] = mine, other
         return outcomes
 
-    def _read_cards(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone]) -> list[tuple]:
-        """Each candidate read, in order: (a card back?, CardResult or why not, the deck's reading or None).
+    def _read_cards(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone],
+                    found: tuple[bool, bool] = (False, False)) -> tuple[list[tuple], tuple[bool, bool]]:  # fmt: skip
+        """Each candidate read, in order: (a card back?, CardResult or why not, the deck's reading or
+        None); and whether they gave any rank glyph, any suit glyph at the first reading.
 
-        A candidate's outcome rests on its own pixels alone (the classifiers' batches give each row
-        the same numbers whatever else is in them), so any share of a frame's cards may be read
-        here and the rest elsewhere (:mod:`shoe_daemon.vision.cardpool`).
+        A candidate's outcome rests on its own pixels (the classifiers' batches give each row the
+        same numbers whatever else is in them) and on one thing of the frame's: when no card gave a
+        glyph of a kind at first, that kind's probabilities are worked out in float64 (an empty
+        float64 array, the later readings' float32 appended to it), else in float32; ``found``
+        says the cards read with these gave one. So any share of a frame's cards may be read here
+        and the rest elsewhere (:mod:`shoe_daemon.vision.cardpool`), and a share read again when
+        its ``found`` is not the frame's.
         """
         from shoe_daemon.vision import deck as deck_features
         from shoe_daemon.vision import index, pips
@@ -444,8 +455,11 @@ class Recognizer:
                     suit_b.append(b)
             per_card.append((cand, corners, pip, slots, (card, ink, white)))
             order.append(n)
-        rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else np.zeros((0, 14))
-        sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else np.zeros((0, 5))
+        first = (bool(rank_r), bool(suit_r))
+        rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else \
+            np.zeros((0, 14), np.float32 if found[0] else np.float64)
+        sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else \
+            np.zeros((0, 5), np.float32 if found[1] else np.float64)
         # A corner that gave no whole index (no glyph, a rejected one, no suit) is read again: first
         # segmented at a lower ink threshold (thin strokes of a small or blurred index fall under
         # the first), then at the jumbo and the peek index scales (index.JUMBO_SCALE, index.PEEK_SCALE). A second reading
@@ -469,7 +483,7 @@ class Recognizer:
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
                 res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
             outcomes[order[k]] = (False, res, dr)
-        return outcomes
+        return outcomes, first
 
     @property
     def index_scale(self) -> float:

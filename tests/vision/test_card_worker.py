@@ -142,3 +142,20 @@ def test_workers_setting():
     assert CameraRecognizerConfig(workers=1).workers == 1
     with pytest.raises(ValueError):
         CameraRecognizerConfig(workers=3)
+
+
+def test_a_share_without_glyphs_is_read_as_part_of_its_frame(recognizer, pooled):
+    """When none of a frame's cards gives a glyph of a kind at first, that kind's probabilities are
+    worked out in float64, else float32: a share of the cards read apart follows its frame's."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.detect import find_cards
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    f = FrameGenerator(design_faces("responsive"), [design_back("responsive")], "stress", seed=884021).frame(3)
+    cands, _ = find_cards(f.image)
+    assert recognizer._read_cards(f.image, cands, [])[1] == (True, True)
+    assert recognizer._read_cards(f.image, cands[1::2], [])[1] == (True, False)   # the worker's share
+    ready(pooled)
+    want = recognizer.recognize(f.image)
+    assert canon(pooled.recognize(f.image)) == canon(want)
+    assert pooled._worker.frames == 1
