@@ -45,14 +45,19 @@ def rectify(frame: np.ndarray, quad: np.ndarray, scratch: np.ndarray | None = No
     m = cv2.getPerspectiveTransform(np.float32(quad), dst)
     if scratch is None:
         return cv2.warpPerspective(frame, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    # The warp reads the quadrilateral and the pixel beyond (bilinear): a margin of 3 is plenty.
-    q = np.asarray(quad)
-    h, w = frame.shape[:2]
-    x0, y0 = max(math.floor(q[:, 0].min()) - 3, 0), max(math.floor(q[:, 1].min()) - 3, 0)
-    x1, y1 = min(math.ceil(q[:, 0].max()) + 4, w), min(math.ceil(q[:, 1].max()) + 4, h)
+    x0, y0, x1, y1 = warp_box(frame.shape, quad)
     cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2BGRA, dst=scratch[y0:y1, x0:x1])
     card = cv2.warpPerspective(scratch, m, (CW, CH), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return cv2.cvtColor(card, cv2.COLOR_BGRA2BGR)
+
+
+def warp_box(shape: tuple, quad: np.ndarray) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1): the part of a frame of ``shape`` that :func:`rectify` reads for ``quad``."""
+    # The warp reads the quadrilateral and the pixel beyond (bilinear): a margin of 3 is plenty.
+    q = np.asarray(quad)
+    h, w = shape[:2]
+    x0, y0 = max(math.floor(q[:, 0].min()) - 3, 0), max(math.floor(q[:, 1].min()) - 3, 0)
+    return x0, y0, min(math.ceil(q[:, 0].max()) + 4, w), min(math.ceil(q[:, 1].max()) + 4, h)
 
 
 def share(mask: np.ndarray) -> float:

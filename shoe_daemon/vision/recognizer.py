@@ -302,11 +302,12 @@ class Recognizer:
     dict like it: ``zones`` ([{name, polygon}]), optionally ``model`` (an enrolled deck model,
     :mod:`shoe_daemon.vision.deck`) and ``recognizer`` = {``model``: a glyph model path,
     ``ok_threshold``, ``partial_threshold``}. ``model_path`` may name either kind of model file;
-    ``deck`` gives a loaded deck model.
+    ``deck`` gives a loaded deck model. ``workers`` (else the config's ``recognizer.workers``,
+    default 0): 1 reads part of each frame's cards in a second process (:meth:`close` stops it).
     """
 
     def __init__(self, config: Any = None, *, zones: list[Zone] | None = None, model_path: str | None = None,
-                 thresholds: Thresholds | None = None, deck: Any = None):  # fmt: skip
+                 thresholds: Thresholds | None = None, deck: Any = None, workers: int | None = None):  # fmt: skip
         import cv2  # noqa: F401  (fail here, not in the first frame, when OpenCV is missing)
 
         from shoe_daemon.vision.model import load_models
@@ -332,6 +333,29 @@ class Recognizer:
         self.thresholds = Thresholds(ok=float(_get(opts, "ok_threshold", t.ok)),
                                      partial=float(_get(opts, "partial_threshold", t.partial)),
                                      corner_reject=t.corner_reject)  # fmt: skip
+        # [camera.recognizer] workers = 1: a second process reads part of each frame's cards
+        # (vision.cardpool); 0, the default, reads them all here.
+        workers = _get(opts, "workers", 0) if workers is None else workers
+        if workers not in (0, 1):
+            raise ValueError(f"camera.recognizer.workers: 0 or 1 (got {workers!r})")
+        self._worker = None
+        if workers:
+            from shoe_daemon.vision.cardpool import CardWorker
+
+            self._worker = CardWorker((self.models, self.deck, self.thresholds))
+
+    @classmethod
+    def reader(cls, models, deck, thresholds: Thresholds) -> Recognizer:
+        """A recogniser with these models, for reading cards only (:mod:`~shoe_daemon.vision.cardpool`'s worker)."""
+        rec = cls.__new__(cls)
+        rec.zones, rec.models, rec.deck, rec.thresholds = [], models, deck, thresholds
+        rec._scratch, rec._worker = None, None
+        return rec
+
+    def close(self) -> None:
+        """Stop the card-reading process, if one was started (``workers = 1``); reading goes on in this one."""
+        if self._worker is not None:
+            self._worker.close()
 
     # ------------------------------------------------------------------ the frame
 
@@ -350,8 +374,7 @@ class Recognizer:
             cv2.setNumThreads(threads)
 
     def _recognize(self, frame_bgr: np.ndarray, zones: list[Zone] | None) -> FrameResult:
-        from shoe_daemon.vision import deck as deck_features
-        from shoe_daemon.vision import detect, index, pips
+        from shoe_daemon.vision import detect
 
         t0 = time.perf_counter()
         if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
@@ -374,6 +397,64 @@ class Recognizer:
                 else:
                     keep.append(c)
             cands = keep
+        outcomes = self._read_split(frame_bgr, cands, zones)
+        # Cards that are backs first, then every other card's outcome, each in detection order.
+        rejected += [(np.round(c.quad, 1).tolist(), res) for c, (back, res, _dr) in zip(cands, outcomes, strict=True) if back]
+        results, deck_readings = [], []
+        for c, (back, res, dr) in zip(cands, outcomes, strict=True):
+            if back:
+                continue
+            if dr is not None:
+                deck_readings.append((np.round(c.quad, 1).tolist(), dr))
+            if isinstance(res, str):
+                rejected.append((np.round(c.quad, 1).tolist(), res))
+            else:
+                results.append(res)
+        # Reading order: by zone, then left to right.
+        results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
+        h, w = frame_bgr.shape[:2]
+        return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
+
+    def _read_split(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone]) -> list[tuple]:
+        """:meth:`_read_cards` of every candidate: every second one by the card-reading process
+        when there is one ready, the others here (all here when it fails them)."""
+        worker = self._worker
+        if worker is None or len(cands) < 2 or frame_bgr.dtype != np.uint8 or not worker.available():
+            return self._read_cards(frame_bgr, cands, zones)[0]
+        theirs = cands[1::2]
+        if not worker.submit(frame_bgr, theirs, zones):
+            return self._read_cards(frame_bgr, cands, zones)[0]
+        mine, mine_found = self._read_cards(frame_bgr, cands[0::2], zones)
+        other, other_found = worker.result() or self._read_cards(frame_bgr, theirs, zones)
+        # A share whose cards gave no glyph of a kind at first, where the frame's did, is read
+        # again as part of that frame (see _read_cards' ``found``): a few frames under stress.
+        found = (mine_found[0] or other_found[0], mine_found[1] or other_found[1])
+        if mine_found != found:
+            mine = self._read_cards(frame_bgr, cands[0::2], zones, found)[0]
+        if other_found != found:
+            other = self._read_cards(frame_bgr, theirs, zones, found)[0]
+        outcomes = [None] * len(cands)
+        outcomes[0::2], outcomes[1::2] = mine, other
+        return outcomes
+
+    def _read_cards(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone],
+                    found: tuple[bool, bool] = (False, False)) -> tuple[list[tuple], tuple[bool, bool]]:  # fmt: skip
+        """Each candidate read, in order: (a card back?, CardResult or why not, the deck's reading or
+        None); and whether they gave any rank glyph, any suit glyph at the first reading.
+
+        A candidate's outcome rests on its own pixels (the classifiers' batches give each row the
+        same numbers whatever else is in them) and on one thing of the frame's: when no card gave a
+        glyph of a kind at first, that kind's probabilities are worked out in float64 (an empty
+        float64 array, the later readings' float32 appended to it), else in float32; ``found``
+        says the cards read with these gave one. So any share of a frame's cards may be read here
+        and the rest elsewhere (:mod:`shoe_daemon.vision.cardpool`), and a share read again when
+        its ``found`` is not the frame's.
+        """
+        from shoe_daemon.vision import deck as deck_features
+        from shoe_daemon.vision import index, pips
+
+        outcomes: list[tuple] = [None] * len(cands)
+        order = []      # per_card's candidates (not backs), by their place in ``cands``
         per_card = []
         rank_r, rank_b, suit_r, suit_b = [], [], [], []   # rasters and blobs, classified in one batch
 
@@ -395,13 +476,13 @@ class Recognizer:
         if self._scratch is None or self._scratch.shape[:2] != frame_bgr.shape[:2]:
             # Kept from frame to frame: a new one each frame is faulted in page by page.
             self._scratch = np.empty((*frame_bgr.shape[:2], 4), np.uint8)
-        for cand in cands:
+        for n, cand in enumerate(cands):
             card = index.rectify(frame_bgr, cand.quad, self._scratch)
             white = index.white_balance(card)
             ink = index.ink_map(card, white)
             back = pips.back_texture(ink)
             if back is not None:
-                rejected.append((np.round(cand.quad, 1).tolist(), back))
+                outcomes[n] = (True, back, None)
                 continue
             corners = [index.read_corner(card, ink, white, c, features=False, scale=self.index_scale) for c in (0, 2)]
             pip = pips.read_pips(ink, card, white, _large_index_boxes(corners))
@@ -416,8 +497,12 @@ class Recognizer:
                     suit_r.append(raster)
                     suit_b.append(b)
             per_card.append((cand, corners, pip, slots, (card, ink, white)))
-        rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else np.zeros((0, 14))
-        sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else np.zeros((0, 5))
+            order.append(n)
+        first = (bool(rank_r), bool(suit_r))
+        rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else \
+            np.zeros((0, 14), np.float32 if found[0] else np.float64)
+        sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else \
+            np.zeros((0, 5), np.float32 if found[1] else np.float64)
         # A corner that gave no whole index (no glyph, a rejected one, no suit) is read again: first
         # segmented at a lower ink threshold (thin strokes of a small or blurred index fall under
         # the first), then at the jumbo and the peek index scales (index.JUMBO_SCALE, index.PEEK_SCALE). A second reading
@@ -427,9 +512,8 @@ class Recognizer:
         sp = self._recount_beside_large_index(per_card, sp, suit_r, suit_b)
         sp = self._court_symbols(per_card, sp, suit_r, suit_b)
         readings = self.deck.read([x[3]["deck"] for x in per_card]) if self.deck is not None else []
-        results = []
-        deck_readings = []
         for k, (cand, corners, pip, slots, _ink) in enumerate(per_card):
+            dr = None
             res = self._decide(cand, corners, pip, slots, rp, sp, zones)
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = self._face_unread(cand, _ink[1], res, zones)
@@ -437,21 +521,14 @@ class Recognizer:
                 guess = _clear_corner_guess(corners, slots, rp, sp, self.thresholds.corner_reject)
                 deck_corner = self.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
                 dr = _with_generic_guess(readings[k], res, guess, deck_corner)
-                deck_readings.append((np.round(cand.quad, 1).tolist(), dr))
                 res = self._decide_deck(cand, pip, res, dr, zones,
                                         _centre_suit(slots, sp, self.thresholds.corner_reject), _ink[1],
                                         slots["deck"])  # fmt: skip
             # No reading at all, but a face lies there: reported, with neither card nor value.
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
                 res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
-            if isinstance(res, str):
-                rejected.append((np.round(cand.quad, 1).tolist(), res))
-            else:
-                results.append(res)
-        # Reading order: by zone, then left to right.
-        results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
-        h, w = frame_bgr.shape[:2]
-        return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
+            outcomes[order[k]] = (False, res, dr)
+        return outcomes, first
 
     @property
     def index_scale(self) -> float:

@@ -1,0 +1,161 @@
+"""The card-reading process (``[camera.recognizer] workers = 1``, vision.cardpool): the same answers
+as reading in one process, started lazily, and every way it can fail read in the caller's process."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from shoe_daemon.vision.cardpool import CardWorker
+from shoe_daemon.vision.recognizer import Recognizer
+from shoe_daemon.vision.zones import parse_zones
+
+
+def canon(x):
+    """A FrameResult as plain, exactly comparable values (every float and array bit for bit)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return tuple((f.name, canon(getattr(x, f.name))) for f in dataclasses.fields(x) if f.name != "elapsed_ms")
+    if isinstance(x, np.ndarray):
+        return (str(x.dtype), x.shape, x.tobytes())
+    if isinstance(x, list | tuple):
+        return tuple(canon(v) for v in x)
+    if isinstance(x, float | np.floating):
+        return float(x).hex()
+    return x
+
+
+def ready(rec: Recognizer) -> CardWorker:
+    worker = rec._worker
+    for _ in range(600):
+        if worker.available():
+            return worker
+        assert worker.failed is None, worker.failed
+        time.sleep(0.1)
+    raise AssertionError("the card-reading process did not start within a minute")
+
+
+@pytest.fixture
+def pooled():
+    rec = Recognizer({"recognizer": {"workers": 1}})
+    yield rec
+    rec.close()
+
+
+def frames(generator, condition="nominal", seed=880011, n=3):
+    gen = generator(condition, seed=seed)
+    return [gen.frame(i) for i in range(n)]
+
+
+def test_same_readings_with_the_process(generator, recognizer, pooled):
+    worker = ready(pooled)
+    checked = 0
+    for cond in ("nominal", "hand", "table-stress"):
+        for f in frames(generator, cond):
+            zones = parse_zones(f.zones)
+            want = recognizer.recognize(f.image, zones=zones)
+            got = pooled.recognize(f.image, zones=zones)
+            assert canon(got) == canon(want), f"{cond}: {[c.to_json() for c in got.cards]}"
+            checked += len(want.cards) + len(want.rejected)
+    assert checked > 20
+    assert worker.frames >= 6 and worker.failed is None     # it read part of the frames
+
+
+def test_lazy_start_and_close(generator, recognizer):
+    rec = Recognizer({}, workers=1)
+    assert rec._worker.pid is None                          # nothing started before a frame
+    f = frames(generator)[0]
+    want = recognizer.recognize(f.image)
+    assert canon(rec.recognize(f.image)) == canon(want)     # read here while it starts
+    worker = ready(rec)
+    pid = worker.pid
+    assert pid is not None and os.path.exists(f"/proc/{pid}")
+    assert canon(rec.recognize(f.image)) == canon(want)
+    assert worker.frames == 1
+    rec.close()
+    assert not worker._proc.is_alive() and worker.failed == "closed"
+    assert canon(rec.recognize(f.image)) == canon(want)     # and after, here again
+    assert worker.frames == 1
+
+
+def test_a_killed_process_is_read_around(generator, recognizer, pooled):
+    worker = ready(pooled)
+    fs = frames(generator, seed=880012)
+    os.kill(worker.pid, signal.SIGKILL)
+    worker._proc.join(5)
+    for f in fs:
+        assert canon(pooled.recognize(f.image)) == canon(recognizer.recognize(f.image))
+    assert worker.failed.startswith("could not be sent a frame")
+    assert worker.frames == 0
+
+
+def test_death_during_a_frame(generator, recognizer, pooled):
+    from shoe_daemon.vision.detect import find_cards
+
+    worker = ready(pooled)
+    f = frames(generator, seed=880015)[0]
+    cands, _ = find_cards(f.image)
+    assert worker.submit(f.image, cands[1::2], [])
+    os.kill(worker.pid, signal.SIGKILL)
+    assert worker.result() is None                          # the caller reads these cards itself
+    assert worker.failed.startswith("died")
+    assert canon(pooled.recognize(f.image)) == canon(recognizer.recognize(f.image))
+
+
+def test_a_hung_process_times_out(generator, recognizer, pooled):
+    worker = ready(pooled)
+    worker.timeout = 0.5
+    f = frames(generator, seed=880013)[0]
+    proc = worker._proc
+    os.kill(worker.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    got = pooled.recognize(f.image)
+    assert canon(got) == canon(recognizer.recognize(f.image))
+    assert "no answer within 0.5 s" in worker.failed
+    assert time.monotonic() - t0 < 10
+    assert not proc.is_alive()                              # stopped, then killed: not left behind
+
+
+def test_a_process_that_fails_a_frame(generator, recognizer):
+    rec = Recognizer({}, workers=1)
+    rec._worker = CardWorker((None, None, rec.thresholds))   # no models: it fails every frame
+    try:
+        ready(rec)
+        f = frames(generator, seed=880014)[0]
+        assert canon(rec.recognize(f.image)) == canon(recognizer.recognize(f.image))
+        assert rec._worker.failed.startswith("failed a frame: AttributeError")
+    finally:
+        rec.close()
+
+
+def test_workers_setting():
+    from shoe_daemon.config import CameraRecognizerConfig
+
+    assert Recognizer({})._worker is None
+    assert Recognizer({"recognizer": {"workers": 0}})._worker is None
+    with pytest.raises(ValueError, match="0 or 1"):
+        Recognizer({"recognizer": {"workers": 2}})
+    assert CameraRecognizerConfig(workers=1).workers == 1
+    with pytest.raises(ValueError):
+        CameraRecognizerConfig(workers=3)
+
+
+def test_a_share_without_glyphs_is_read_as_part_of_its_frame(recognizer, pooled):
+    """When none of a frame's cards gives a glyph of a kind at first, that kind's probabilities are
+    worked out in float64, else float32: a share of the cards read apart follows its frame's."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.detect import find_cards
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    f = FrameGenerator(design_faces("responsive"), [design_back("responsive")], "stress", seed=884021).frame(3)
+    cands, _ = find_cards(f.image)
+    assert recognizer._read_cards(f.image, cands, [])[1] == (True, True)
+    assert recognizer._read_cards(f.image, cands[1::2], [])[1] == (True, False)   # the worker's share
+    ready(pooled)
+    want = recognizer.recognize(f.image)
+    assert canon(pooled.recognize(f.image)) == canon(want)
+    assert pooled._worker.frames == 1
