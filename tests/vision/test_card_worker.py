@@ -3,30 +3,16 @@ as reading in one process, started lazily, and every way it can fail read in the
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import time
 
-import numpy as np
 import pytest
 
+from bench._camera_ab import canon  # a FrameResult as exactly comparable values (bit for bit)
 from shoe_daemon.vision.cardpool import CardWorker
 from shoe_daemon.vision.recognizer import Recognizer
 from shoe_daemon.vision.zones import parse_zones
-
-
-def canon(x):
-    """A FrameResult as plain, exactly comparable values (every float and array bit for bit)."""
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return tuple((f.name, canon(getattr(x, f.name))) for f in dataclasses.fields(x) if f.name != "elapsed_ms")
-    if isinstance(x, np.ndarray):
-        return (str(x.dtype), x.shape, x.tobytes())
-    if isinstance(x, list | tuple):
-        return tuple(canon(v) for v in x)
-    if isinstance(x, float | np.floating):
-        return float(x).hex()
-    return x
 
 
 def ready(rec: Recognizer) -> CardWorker:
