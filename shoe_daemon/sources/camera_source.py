@@ -103,6 +103,8 @@ class CameraSource:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._reader is not None:
+            self._reader.recognizer.close()     # its card-reading process, if one was started
 
     def _run(self) -> None:
         from shoe_daemon.vision import FrameSourceError, open_frames

@@ -28,9 +28,10 @@ SCENARIO = ROOT / "fixtures" / "camera" / "unreadable-card"
 TRUTH = json.loads((SCENARIO / "truth.json").read_text())
 
 
-def camera_events(folder) -> list[Event]:
+def camera_events(folder, *, workers: int = 0, stopped: list | None = None) -> list[Event]:
     cfg = CameraConfig(enabled=True, source=str(folder), zones=TRUTH["zones"],
-                       fuser={"settle_frames": 0, "min_votes": 1, "max_frames": 3})
+                       fuser={"settle_frames": 0, "min_votes": 1, "max_frames": 3},
+                       recognizer={"workers": workers})
     events: list[Event] = []
     source = CameraSource(cfg, events.extend)
     source.start()
@@ -39,6 +40,8 @@ def camera_events(folder) -> list[Event]:
         time.sleep(0.05)
     source.stop()
     assert source.finished, source.last_error
+    if stopped is not None:
+        stopped.append(source._reader.recognizer._worker)
     return events
 
 
@@ -97,3 +100,19 @@ def test_a_card_the_camera_cannot_read_asks_for_manual_entry(tmp_path):
     (result,) = [m.payload for m in outs if m.topic == "coup/result"]
     assert result["banco"] == ["9D", "4C"] and result["winner"] == "punto"
     assert not table.active_alerts
+
+
+def test_with_a_card_reading_process_the_same_events_and_none_left_after_stop():
+    """`[camera.recognizer] workers = 1`: the camera source's events are the same (but their times),
+    and stopping the source stops the recogniser's second process."""
+    workers: list = []
+    pooled = camera_events(SCENARIO, workers=1, stopped=workers)
+
+    def what(events):   # the events without their times (the source's clock)
+        return [(e.kind, e.source, json.dumps(e.data, sort_keys=True)) for e in events]
+
+    assert what(pooled) == what(camera_events(SCENARIO)) and any(e.kind is Kind.CAMERA_CARD for e in pooled)
+    worker = workers[0]
+    assert worker is not None and worker._proc is not None     # started on a frame of two cards
+    worker._proc.join(5)
+    assert not worker._proc.is_alive() and worker.failed == "closed"
