@@ -31,7 +31,6 @@ import numpy as np
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
-from shoe_daemon.vision.presence import MIN_SOLID, inner_ink
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 
 STATUSES = ("ok", "partial", "unknown")
@@ -66,17 +65,6 @@ FACE_MIN_PAPER = 0.2
 # A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
 # paper: a face-up card's index, reported (``unknown``) even when nothing else of the face reads.
 CLEAR_INDEX = "a whole clear index"
-# The centre's pips, each clearly a pip, reading the other suit of the deck's suit's colour at
-# least this sure veto the enrolled deck's suit. Motion blur across a 7H's hearts left blobs the
-# deck model took for diamonds (7D at 1.000, its likeness too) where the generic suit classifier
-# read the pips hearts (mean 0.92; own seed 889013 table-stress frame 86, kennard); a 7S read 7C
-# at 0.993 and 0.998, its pips spades at 0.74 and 0.995 (own seeds 889600 frame 39, 889500 frame
-# 18). Of the other colour the deck's colour maps are believed over the pips' shape (an AH's pip
-# read S at 0.93). On own seeds 889500-889605 (six designs, stress and table stress) 0.7 vetoed no
-# right card, but on 885700-885805 a four-colour deck's 7S and AS, their pips read C at 0.71 and
-# 0.78 (the shape alone; the deck's black against green is right there): 0.9 vetoes no right card
-# on either, and leaves the 7S of 0.74 read 7C. Not the benchmark's.
-PIP_SUIT_VETO = 0.9
 
 
 @dataclass
@@ -216,22 +204,6 @@ def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
     return np.mean(q, axis=0)
 
 
-def _with_generic_guess(dr, generic, corner: tuple[str, float, int] | None = None,
-                        deck_corner: tuple[str, float] | None = None):  # fmt: skip
-    """The deck's reading with the generic reader's best guess at the same card (DeckReading.generic);
-    without one (no index the centre confirms), the guess of its whole clear index (``corner``),
-    with the deck's corner model's reading of that index (``deck_corner``) beside it."""
-    from dataclasses import replace
-
-    if not isinstance(generic, CardResult) or generic.rank_probs is None or generic.suit_probs is None:
-        if corner is None:
-            return dr
-        dc, pc = deck_corner if deck_corner is not None else (None, 0.0)
-        return replace(dr, generic=corner[0], p_generic=corner[1], corner=dc, p_corner=pc)
-    r, s = int(np.argmax(generic.rank_probs)), int(np.argmax(generic.suit_probs))
-    return replace(dr, generic=RANKS[r] + SUITS[s], p_generic=float(generic.rank_probs[r] * generic.suit_probs[s]))
-
-
 def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, float, int] | None:
     """The card a whole clear index names (rank and suit each clearly a glyph, in clean paper), its
     probability and its corner (0: top left, 1: bottom right): a card whose other corner and
@@ -254,13 +226,6 @@ def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, flo
         return None
     r, s, p, k = max(whole, key=lambda g: g[2])
     return RANKS[r] + SUITS[s], p, k
-
-
-def _without_deck(generic, dr):
-    """The generic reading alone: the deck's reading is not like this deck's card."""
-    if isinstance(generic, CardResult):
-        return generic
-    return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
 
 
 def _large_index_boxes(corners, every: bool = False) -> tuple:
@@ -451,7 +416,7 @@ class Recognizer:
         its ``found`` is not the frame's.
         """
         from shoe_daemon.vision import deck as deck_features
-        from shoe_daemon.vision import index, pips
+        from shoe_daemon.vision import enrolled, index, pips
 
         outcomes: list[tuple] = [None] * len(cands)
         order = []      # per_card's candidates (not backs), by their place in ``cands``
@@ -520,10 +485,9 @@ class Recognizer:
             if readings:
                 guess = _clear_corner_guess(corners, slots, rp, sp, self.thresholds.corner_reject)
                 deck_corner = self.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
-                dr = _with_generic_guess(readings[k], res, guess, deck_corner)
-                res = self._decide_deck(cand, pip, res, dr, zones,
-                                        _centre_suit(slots, sp, self.thresholds.corner_reject), _ink[1],
-                                        slots["deck"])  # fmt: skip
+                dr = enrolled.with_generic_guess(readings[k], res, guess, deck_corner)
+                res = enrolled.decide(self.deck, cand, pip, res, dr, zones,
+                                      _centre_suit(slots, sp, self.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip
             # No reading at all, but a face lies there: reported, with neither card nor value.
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
                 res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
@@ -662,107 +626,6 @@ class Recognizer:
         why = why.removeprefix(NOT_SURE + " ") + (f"; a face ({measured})" if measured else "")
         return CardResult(None, None, "unknown", 0.0, np.round(cand.quad, 1).tolist(), zone,
                           "a face-up card, not read: " + why)  # fmt: skip
-
-    def _decide_deck(self, cand, pip, generic: CardResult | str, dr, zones,
-                     pip_suit: np.ndarray | None = None, ink: np.ndarray | None = None,
-                     feats: np.ndarray | None = None) -> CardResult | str:  # fmt: skip
-        """The enrolled deck's reading of a card, checked against the generic one.
-
-        The deck model decides when it is sure (probability and likeness to that card's own
-        face both clear the thresholds ``enroll`` set); the generic reading (index glyphs, pip
-        count, picture) may only veto it: a pip count or picture that contradicts the deck's
-        rank, the centre's pips surely of another suit (``pip_suit``: their suit probabilities),
-        or a sure generic card or value that differs, makes the card ``unknown``. Where the generic
-        reader saw no face, a card without pip or picture ink in its ``ink`` map is none. A suit
-        of a four-colour pair that only the colour of its features (``feats``) names is not read.
-        """
-        deck = self.deck
-        quad = np.round(cand.quad, 1).tolist()
-        zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
-        this_deck = dr.match >= deck.min_match
-        # Two readers of their own (index glyphs and centre; the whole face) naming the same card,
-        # each sure enough (DeckModel.agree, set by enroll): the card, whatever the likeness.
-        agreed = (deck.agree is not None and dr.generic == dr.card and dr.p_generic >= deck.agree[0]
-                  and dr.p_card >= deck.agree[1])  # fmt: skip
-        # One clear index, the rest of the card hidden (a sleeve, a hand): the generic reader's and
-        # the deck's corner model's readings of that index naming one card, each sure enough
-        # (DeckModel.corner_agree, set by enroll), unless the whole-face model is sure of another.
-        if (deck.corner_agree is not None and dr.corner is not None and dr.corner == dr.generic
-                and dr.p_generic >= deck.corner_agree[0] and dr.p_corner >= deck.corner_agree[1]):
-            other = this_deck and dr.card != dr.corner and dr.p_card >= deck.card_threshold(cand_width(cand.quad))
-            centre = (RANK_OF_COUNT[pip.count] if pip.kind == "pips" else "JQK" if pip.kind == "picture" else None)
-            if not other and (centre is None or dr.corner[0] in centre):
-                return CardResult(dr.corner, RANK_VALUES[dr.corner[0]], "ok", min(dr.p_generic, dr.p_corner), quad, zone,
-                                  f"one clear index: the index ({dr.p_generic:.2f}) and the deck's reading of it "
-                                  f"({dr.p_corner:.2f}) agree")  # fmt: skip
-        if not this_deck and not agreed:
-            return _without_deck(generic, dr)
-        rank = dr.card[0]
-        value_vetoes, card_vetoes = [], []
-        if pip.kind == "pips":
-            seen = RANK_OF_COUNT[pip.count]
-            if RANK_VALUES[seen] != dr.value:
-                value_vetoes.append(f"the centre shows {pip.count} pips")
-            if seen != rank:
-                card_vetoes.append(f"the centre shows {pip.count} pips")
-        elif pip.kind == "picture":
-            if dr.value != 0:
-                value_vetoes.append("the centre shows a picture")
-            if rank not in "JQK":
-                card_vetoes.append("the centre shows a picture")
-        suit_vetoes = []
-        if pip.kind == "pips" and pip_suit is not None:
-            ps = int(pip_suit.argmax())
-            if SUITS[ps] != dr.card[1] and (SUITS[ps] in "HD") == (dr.card[1] in "HD") and pip_suit[ps] >= PIP_SUIT_VETO:
-                suit_vetoes.append(f"the centre's pips read {SUITS[ps]} ({pip_suit[ps]:.2f})")
-        if isinstance(generic, CardResult):
-            if generic.value is not None and generic.value != dr.value:
-                value_vetoes.append(f"the index reads value {generic.value}")
-            if generic.card is not None and generic.card != dr.card:
-                card_vetoes.append(f"the index reads {generic.card}")
-        need = deck.card_threshold(cand_width(cand.quad))
-        sure = this_deck and dr.p_card >= need
-        same = isinstance(generic, CardResult) and generic.card == dr.card
-        # A four-colour deck tells spades from green clubs, hearts from blue diamonds, by colour;
-        # where the deck alone decides and only the colour does (read with its colour maps faded,
-        # the card is the other suit of the pair), a colour cast may have: a motion-blurred 6S's
-        # black ink, its white clipped in green (gain 1.29, green 1.2x), read 6C at 0.95 (own seed
-        # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's). Not where the
-        # centre's pips show that suit (a 2C whose pips read clubs at 1.00, own seed 885602).
-        shown = pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
-        if sure and not same and not agreed and not shown and feats is not None:
-            faded = deck.read_faded(feats)
-            if faded != dr.card and faded[0] == rank and (faded[1] in "HD") == (dr.card[1] in "HD"):
-                suit_vetoes.append(f"its suit rests on the ink's colour alone (faded: {faded})")
-        card_vetoes += suit_vetoes
-        vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
-        # Alone (the generic reader saw no face here), the deck is not believed on a card with no
-        # pip or picture ink: a back's fine pattern, blurred, read 7H at 0.9997 (likeness 0.29, its
-        # inner area 0.77 "paper" and no solid ink; own seed 889002 stress frames 35 and 40,
-        # kennard-jumbo; not the benchmark's).
-        if sure and isinstance(generic, str) and ink is not None and inner_ink(ink)[2] < MIN_SOLID:
-            return f"{generic}; deck: {dr.card} ({dr.p_card:.2f}), but no pip or picture ink: no face"
-        if not vetoes and (sure or same or agreed):
-            conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)
-            why = "" if sure or same else f"the deck ({dr.p_card:.2f}) and the index ({dr.p_generic:.2f}) agree"
-            return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, why)
-        if not this_deck:       # agreed, but the centre or the index says otherwise: as if no deck
-            return _without_deck(generic, dr)
-        # A sure deck whose suit alone is vetoed still gives its value, where it gave the card.
-        suit_only = sure and bool(suit_vetoes) and card_vetoes == suit_vetoes
-        if isinstance(generic, str) and not suit_only:
-            # Neither reading is sure: the generic reader saw no face-up card here, so nothing
-            # is reported (a back, a chip or a card under a hand is no card to announce).
-            return f"{generic}; deck: unsure, best guess {dr.card} ({dr.p_card:.2f})"
-        # The value alone needs what the card needs (a small card the small-card floor: the deck
-        # classifier is most overconfident on small, blurred cards; a 70-px peek-index 5C read
-        # value 0 at 0.983 under table stress).
-        if not value_vetoes and dr.p_value >= need:
-            return CardResult(None, dr.value, "partial", dr.p_value, quad, zone,
-                              f"deck: value {dr.value} sure, card not (best {dr.card} {dr.p_card:.2f})"
-                              + ("; " + "; ".join(vetoes) if vetoes else ""))  # fmt: skip
-        why = f"deck: unsure, best guess {dr.card} ({dr.p_card:.2f})" + ("; " + "; ".join(vetoes) if vetoes else "")
-        return CardResult(None, None, "unknown", dr.p_value, quad, zone, why)
 
     def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
         th = self.thresholds

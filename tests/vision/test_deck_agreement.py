@@ -27,17 +27,16 @@ def _generic(code: str, p_rank: float, p_suit: float, status: str = "unknown"):
 
 
 def _decide(agree, generic, deck_card="7S", p_deck=0.97, match=0.2, pips=7, corner=None):
+    from shoe_daemon.vision.enrolled import decide, with_generic_guess
     from shoe_daemon.vision.pips import PipReading
     from shoe_daemon.vision.quad import Candidate
-    from shoe_daemon.vision.recognizer import Recognizer, _with_generic_guess
 
     deck = DeckModel(mlp=None, centroids=None, min_p=0.99, min_match=0.5, agree=agree)
-    rec = Recognizer({}, deck=deck)
     probs = np.zeros(52)
     dr = DeckReading(deck_card, p_deck, 7, p_deck, match, probs)
-    dr = _with_generic_guess(dr, generic, corner)
+    dr = with_generic_guess(dr, generic, corner)
     pip = PipReading("pips", pips)
-    return rec._decide_deck(Candidate(QUAD, 0.95, 0.9, 1.4), pip, generic, dr, None)
+    return decide(deck, Candidate(QUAD, 0.95, 0.9, 1.4), pip, generic, dr, None)
 
 
 def test_two_readers_naming_one_card_give_it_whatever_the_likeness():

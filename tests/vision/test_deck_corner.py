@@ -31,15 +31,14 @@ def _mlp(dim: int, sure_of: str | None = None) -> MLP:
 
 def _decide(corner_agree=(0.9, 0.95), guess=("7S", 0.97, 0), deck_corner=("7S", 0.98), deck_card="7C",
             p_deck=0.6, match=0.1, pip=("unclear", None)):  # fmt: skip
+    from shoe_daemon.vision.enrolled import decide, with_generic_guess
     from shoe_daemon.vision.pips import PipReading
     from shoe_daemon.vision.quad import Candidate
-    from shoe_daemon.vision.recognizer import Recognizer, _with_generic_guess
 
     deck = DeckModel(mlp=None, centroids=None, min_p=0.99, min_match=0.5, corner_agree=corner_agree)
-    rec = Recognizer({}, deck=deck)
     dr = DeckReading(deck_card, p_deck, 7, p_deck, match, np.zeros(52))
-    dr = _with_generic_guess(dr, UNREAD, guess, deck_corner)
-    return rec._decide_deck(Candidate(QUAD, 0.95, 0.9, 1.4), PipReading(*pip), UNREAD, dr, None)
+    dr = with_generic_guess(dr, UNREAD, guess, deck_corner)
+    return decide(deck, Candidate(QUAD, 0.95, 0.9, 1.4), PipReading(*pip), UNREAD, dr, None)
 
 
 def test_one_clear_index_read_alike_by_both_readers_is_the_card():
@@ -74,12 +73,13 @@ def test_no_corner_agreement_no_card(case):
 
 def test_the_corner_guess_is_only_used_when_the_generic_reader_has_no_card():
     """A generic reading of the whole card (the centre confirming) is the guess; the corner's then plays no part."""
-    from shoe_daemon.vision.recognizer import CardResult, _with_generic_guess
+    from shoe_daemon.vision.enrolled import with_generic_guess
+    from shoe_daemon.vision.recognizer import CardResult
 
     rank, suit = np.full(13, 0.01), np.full(4, 0.01)
     rank[6], suit[0] = 0.9, 0.97
     generic = CardResult(None, None, "unknown", 0.5, QUAD.tolist(), None, "unsure", rank, suit)
-    dr = _with_generic_guess(DeckReading("7C", 0.6, 7, 0.6, 0.1, np.zeros(52)), generic, ("7S", 0.97, 0), ("7S", 0.99))
+    dr = with_generic_guess(DeckReading("7C", 0.6, 7, 0.6, 0.1, np.zeros(52)), generic, ("7S", 0.97, 0), ("7S", 0.99))
     assert dr.generic == "7S" and dr.corner is None
 
 

@@ -234,16 +234,16 @@ def test_an_enrolled_deck_gives_a_small_card_value_only_when_as_sure_as_a_card()
     from types import SimpleNamespace
 
     from shoe_daemon.vision.deck import SMALL_FLOOR, DeckModel, DeckReading
+    from shoe_daemon.vision.enrolled import decide
     from shoe_daemon.vision.pips import PipReading
-    from shoe_daemon.vision.recognizer import CardResult, Recognizer
+    from shoe_daemon.vision.recognizer import CardResult
 
     deck = DeckModel(mlp=None, centroids=None, min_p=0.95, min_match=0.3)
-    rec = Recognizer({}, deck=deck)
     unread = CardResult(None, None, "unknown", 0.0, [], None, "a face-up card, not read")
     dr = DeckReading("5C", 0.6, 0, 0.983, 0.9, np.zeros(52))
     for width, given in ((70.0, None), (150.0, 0)):
         cand = SimpleNamespace(quad=np.float32([[0, 0], [width, 0], [width, 1.4 * width], [0, 1.4 * width]]))
-        got = rec._decide_deck(cand, PipReading("unclear"), unread, dr, [])
+        got = decide(deck, cand, PipReading("unclear"), unread, dr, [])
         assert got.value == given and got.card is None, (width, got)
     assert SMALL_FLOOR > 0.983
 
