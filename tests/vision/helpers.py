@@ -47,3 +47,28 @@ def table_with_a_sleeve(faces_or_images, under, sleeve=((690, 250), (1400, 80), 
     p0, p1 = np.float64([x0, y0]), np.float64([x1, y1])
     cv2.fillConvexPoly(img, np.int32(np.round([p0 + n, p1 + n, p1 - n, p0 - n])), (30, 28, 25), lineType=cv2.LINE_AA)
     return np.clip(img, 0, 255).astype(np.uint8), quad
+
+
+def read_codes(recognizer, design, seed, frames, codes, cast=None):
+    """[(true code, CardResult or None)] of the cards ``codes`` on ``frames`` nominal frames of a
+    registry ``design`` (``cast``: each BGR plane multiplied, a coloured light)."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import FrameGenerator
+    from shoe_daemon.vision.zones import parse_zones
+
+    gen = FrameGenerator(design_faces(design), [design_back(design)], "nominal", seed=seed)
+    out = []
+    for i in range(frames):
+        f = gen.frame(i, codes=codes)
+        image = f.image if cast is None else np.clip(f.image * np.float32(cast), 0, 255).astype(np.uint8)
+        res = recognizer.recognize(image, zones=parse_zones(f.zones))
+        out += [(t.code, match(res, t)) for t in f.face_up if t.code in codes]
+    return out
+
+
+def court_tally(read):
+    """(found, wrong, right) of :func:`read_codes`' courts: the cards reported; those given another
+    card or a value other than 0; how many given their own card."""
+    found = [(code, r) for code, r in read if r is not None]
+    wrong = [(code, r.card) for code, r in found if r.card not in (None, code) or r.value not in (None, 0)]
+    return found, wrong, sum(r.card == code for code, r in found)

@@ -11,33 +11,16 @@ import numpy as np
 import pytest
 
 from tests.vision.conftest import _require
-from tests.vision.helpers import match
+from tests.vision.helpers import court_tally, match, read_codes
 
 COURTS = ["KC", "QD", "JC", "KD", "QC", "JD"]
-
-
-def _read(recognizer, design, seed, frames, codes, cast=None):
-    from shoe_daemon.vision.cardart import design_back, design_faces
-    from shoe_daemon.vision.synth import FrameGenerator
-    from shoe_daemon.vision.zones import parse_zones
-
-    gen = FrameGenerator(design_faces(design), [design_back(design)], "nominal", seed=seed)
-    out = []
-    for i in range(frames):
-        f = gen.frame(i, codes=codes)
-        image = f.image if cast is None else np.clip(f.image * np.float32(cast), 0, 255).astype(np.uint8)
-        res = recognizer.recognize(image, zones=parse_zones(f.zones))
-        out += [(t.code, match(res, t)) for t in f.face_up if t.code in codes]
-    return out
 
 
 def test_a_four_colour_court_reads_by_its_picture_suit_symbols(recognizer):
     """Kennard's four-colour KC, QD, JC...: read exactly (before: value 0 only), none wrongly."""
     _require()
-    read = _read(recognizer, "kennard-4colour", 5160, 4, COURTS)
-    found = [(code, r) for code, r in read if r is not None]
-    wrong = [(code, r.card) for code, r in found if r.card not in (None, code) or r.value not in (None, 0)]
-    right = sum(r.card == code for code, r in found)
+    read = read_codes(recognizer, "kennard-4colour", 5160, 4, COURTS)
+    found, wrong, right = court_tally(read)
     assert not wrong and len(found) >= 12 and right >= 0.75 * len(found), (right, len(found), wrong)
 
 
@@ -47,7 +30,7 @@ def test_a_two_colour_court_under_a_colour_cast_keeps_its_suit(recognizer, cast)
     diamond (nor any other wrong card); the cast is the light's, not the ink's."""
     _require()
     codes = ["KS", "QH", "JS", "KH", "QS", "JH"]
-    read = _read(recognizer, "kennard", 5161, 3, codes, cast)
+    read = read_codes(recognizer, "kennard", 5161, 3, codes, cast)
     found = [(code, r) for code, r in read if r is not None]
     assert found and all(r.card in (None, code) for code, r in found), [(c, r.card) for c, r in found]
     assert sum(r.card == code for code, r in found) >= len(found) // 2, [(c, r.reason) for c, r in found]

@@ -12,33 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 from tests.vision.conftest import _require
-from tests.vision.helpers import match
+from tests.vision.helpers import court_tally, match, read_codes
 
 BLACK_COURTS = ["KS", "QC", "JS", "KC", "QS", "JC"]
-
-
-def _read(recognizer, design, seed, frames, codes):
-    from shoe_daemon.vision.cardart import design_back, design_faces
-    from shoe_daemon.vision.synth import FrameGenerator
-    from shoe_daemon.vision.zones import parse_zones
-
-    gen = FrameGenerator(design_faces(design), [design_back(design)], "nominal", seed=seed)
-    out = []
-    for i in range(frames):
-        f = gen.frame(i, codes=codes)
-        res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
-        out += [(t.code, match(res, t)) for t in f.face_up if t.code in codes]
-    return out
 
 
 def test_a_peek_decks_black_courts_read_by_two_agreeing_index_pips(recognizer):
     """Two corners naming one suit, each fairly sure: the card (before: value 0 only, the mean of
     two corners at 0.99 staying under the threshold), and never a wrong one."""
     _require()
-    read = _read(recognizer, "font-peek", 880200, 5, BLACK_COURTS)
-    found = [(code, r) for code, r in read if r is not None]
-    wrong = [(code, r.card) for code, r in found if r.card not in (None, code) or r.value not in (None, 0)]
-    right = sum(r.card == code for code, r in found)
+    read = read_codes(recognizer, "font-peek", 880200, 5, BLACK_COURTS)
+    found, wrong, right = court_tally(read)
     # Own seed 880200: 30 of 30 read exactly (22 before).
     assert not wrong and len(found) >= 25 and right >= 0.85 * len(found), (right, len(found), wrong)
 
