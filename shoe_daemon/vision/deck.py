@@ -90,6 +90,11 @@ def corner_part(x: np.ndarray, corner: int) -> np.ndarray:
     return x[..., start: start + CORNER[0] * CORNER[1]]
 
 
+def colour_part(x: np.ndarray) -> np.ndarray:
+    """The red, blue and green ink maps of feature rows (a view: writing it writes the rows)."""
+    return x[..., GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1]:]
+
+
 def grid_part(x: np.ndarray) -> np.ndarray:
     """The whole-card ink map of feature rows."""
     return x[..., : GRID[0] * GRID[1]]
@@ -174,7 +179,7 @@ class DeckModel:
         """The card a card's (2, D) :func:`features` show with the ink's colour maps at ``fade``
         of their strength: what its ink map and fainter colours name."""
         x = feats.copy()
-        x[:, GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1]:] *= fade
+        colour_part(x)[:] *= fade
         return ALL_CODES[int(self.mlp.proba(x).mean(axis=0).argmax())]
 
     def standardise(self, x: np.ndarray) -> np.ndarray:

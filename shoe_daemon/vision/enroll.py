@@ -445,13 +445,18 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
 def train_deck_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, say, t0: float):
     """The deck classifier trained on the rows not held out, its softmax temperature fitted on
     those held out, and its accuracy there."""
+    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
+    return _fit(x[~held_rows], y[~held_rows], x[held_rows], y[held_rows], s, s.seed)
+
+
+def _fit(xt: np.ndarray, yt: np.ndarray, xh: np.ndarray, yh: np.ndarray, s: Settings, seed: int):
+    """An MLP over the 52 cards trained on ``xt``, its softmax temperature fitted on the held-out
+    ``xh``, and its accuracy there."""
     from shoe_daemon.vision.model import fit_temperature, train_mlp
 
-    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
-    mlp = train_mlp(x[~held_rows], y[~held_rows], tuple(ALL_CODES), hidden=s.hidden, epochs=s.epochs,
-                    lr=2e-3, seed=s.seed)  # fmt: skip
-    mlp.temperature = fit_temperature(mlp, x[held_rows], y[held_rows])
-    return mlp, float((mlp.proba(x[held_rows]).argmax(axis=1) == y[held_rows]).mean())
+    mlp = train_mlp(xt, yt, tuple(ALL_CODES), hidden=s.hidden, epochs=s.epochs, lr=2e-3, seed=seed)
+    mlp.temperature = fit_temperature(mlp, xh, yh)
+    return mlp, float((mlp.proba(xh).argmax(axis=1) == yh).mean())
 
 
 def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings):
@@ -460,7 +465,6 @@ def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: S
     that card. A corner under the synthesised hand is a sample too: the model learns such a corner
     says little, and the agreement floors keep its unsure readings out."""
     from shoe_daemon.vision.deck import corner_part
-    from shoe_daemon.vision.model import fit_temperature, train_mlp
 
     up = np.zeros(len(x), bool)
     up[0::2] = True
@@ -468,11 +472,7 @@ def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: S
     def corners(rows):
         return np.concatenate([corner_part(x[rows], 0), corner_part(x[rows], 1)]), np.concatenate([y[rows], y[rows]])
 
-    xt, yt = corners(up & ~held_rows)
-    xh, yh = corners(up & held_rows)
-    mlp = train_mlp(xt, yt, tuple(ALL_CODES), hidden=s.hidden, epochs=s.epochs, lr=2e-3, seed=s.seed + 1)
-    mlp.temperature = fit_temperature(mlp, xh, yh)
-    return mlp, float((mlp.proba(xh).argmax(axis=1) == yh).mean())
+    return _fit(*corners(up & ~held_rows), *corners(up & held_rows), s, s.seed + 1)
 
 
 def index_scale(faces: dict[str, np.ndarray]) -> float:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-MIN_SOLID = 0.015       # share of the inner area that is solid ink (> 0.4) in pip-wide blobs
+SOLID_INK = 0.4         # ink level above which an ink map's pixel is solid ink
+MIN_SOLID = 0.015       # share of the inner area that is solid ink (> SOLID_INK) in pip-wide blobs
 # On a face that is nearly all paper (>= PALE_PAPER of its inner area), the face test counts ink
 # above FACE_INK as solid: a card of few small pips (a peek deck's 2 or 3), blurred by motion or
 # defocus, has its pips' ink at 0.25-0.4 (seeds 881000 and 882000-882200, table stress and empty
@@ -42,7 +43,7 @@ MIN_MARGIN = 0.6        # share of the margin band that is paper
 MIN_SYMMETRY = 0.6      # correlation of the inner ink with itself turned half round
 
 
-def pip_ink(inner: np.ndarray, level: float = 0.4) -> float:
+def pip_ink(inner: np.ndarray, level: float = SOLID_INK) -> float:
     """Share of an ink map that is solid ink (> ``level``) in blobs a pip wide (a back's fine lines are not)."""
     return float(cv2.morphologyEx((inner > level).astype(np.uint8), cv2.MORPH_OPEN, OPENING).mean())
 
@@ -52,7 +53,7 @@ def inner_ink(ink: np.ndarray) -> tuple[np.ndarray, float, float]:
     h, w = ink.shape
     inner = ink[int(0.1 * h): int(0.9 * h), int(0.1 * w): int(0.9 * w)]
     paper = float((inner < 0.2).mean())
-    return inner, paper, pip_ink(inner, FACE_INK if paper >= PALE_PAPER else 0.4)
+    return inner, paper, pip_ink(inner, FACE_INK if paper >= PALE_PAPER else SOLID_INK)
 
 
 def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
