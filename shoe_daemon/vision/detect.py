@@ -23,6 +23,7 @@ import numpy as np
 
 from shoe_daemon.vision.partial import CARD_RATIO, COVER_MIN_WHITE, corner_cards, felt_colour, hull_card
 from shoe_daemon.vision.quad import (
+    CLEAN_AGREE,
     MAX_CARD_LONG,
     MIN_CARD_SHORT,
     MIN_FILL,
@@ -150,6 +151,43 @@ def _dim_cards(white: np.ndarray, thr: float, found: list[Candidate], w: int, h:
     return out
 
 
+# Two cards side by side (long side to long side) make a quadrilateral 1.4 card widths wide: each
+# card's width is 0.71 of its short side. So do two pieces of one card, 0.71 of it (a 101-px AS and
+# two 70-px pieces of it, seed 41 of tests/vision/test_stress_detection.py): the frame's other cards
+# tell them apart, at the geometric means (1.19 and 0.84 of their size). Set on own seeds 884010,
+# 887001-887002 (table stress).
+TWO_MIN_SHORT = 0.62    # each of two cards inside a larger quadrilateral: this share of its short side, or more
+TWO_MIN_APART = 0.5     # ... and their centres apart by this share of it
+TWO_MIN_OUTER = 1.18    # the quadrilateral round them this large (sqrt area) against the frame's other cards
+TWO_MIN_INNER = 0.84    # ... and each of the two this large
+
+
+def _holds_two(cand: Candidate, found: list[Candidate]) -> bool:
+    """Does ``cand``, not a clean outline and larger than the frame's cards, hold two of them side by side?
+
+    No card holds two card-sized quadrilaterals side by side; a card whose outline is clean (its
+    white filling it, the outline on its sides) is one card, whatever white lies within; and
+    without two other cards to size them by, nothing is judged.
+    """
+    if cand.agree >= CLEAN_AGREE:
+        return False
+    short = short_side(cand.quad)
+    poly = cand.quad.reshape(-1, 1, 2)
+    inner = [o for o in found
+             if o is not cand and short_side(o.quad) >= TWO_MIN_SHORT * short
+             and cv2.pointPolygonTest(poly, tuple(float(v) for v in o.quad.mean(axis=0)), False) > 0]
+    pairs = [(a, b) for k, a in enumerate(inner) for b in inner[k + 1:]
+             if np.linalg.norm(a.quad.mean(axis=0) - b.quad.mean(axis=0)) >= TWO_MIN_APART * short]
+    others = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in found if o is not cand and not any(o is i for i in inner)]
+    if not pairs or len(others) < 2:
+        return False
+    med = float(np.median(others))
+    if math.sqrt(abs(cv2.contourArea(cand.quad))) < TWO_MIN_OUTER * med:
+        return False
+    return any(min(abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))) >= (TWO_MIN_INNER * med) ** 2
+               for a, b in pairs)
+
+
 def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
     h, w = frame.shape[:2]
@@ -210,6 +248,12 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
                 found.extend(inner)
                 gone.add(k)
         rejected = [r for k, r in enumerate(rejected) if k not in gone]
+    # A quadrilateral that holds two cards (each card-wide, their centres apart) is those two
+    # cards' outline, not a card: two cards half one under the other made one 188x130-px "card"
+    # (own seed 884010, table stress, frame 104) that hid both.
+    two = [cand for cand in found if _holds_two(cand, found)]
+    rejected += [(cand.quad, "two cards in one outline") for cand in two]
+    found = [cand for cand in found if not any(cand is t for t in two)]
     # Cards lie side by side, never one inside another: a quadrilateral within a larger one is a
     # part of that card's face (a picture's white), found when its outline was split.
     keep = []
