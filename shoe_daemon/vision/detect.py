@@ -27,8 +27,10 @@ from shoe_daemon.vision.quad import (
     MAX_CARD_LONG,
     MIN_CARD_SHORT,
     MIN_FILL,
+    RATIO_RANGE,
     Candidate,
     check_outline,
+    order_corners,
     short_side,
 )
 
@@ -188,6 +190,48 @@ def _holds_two(cand: Candidate, found: list[Candidate]) -> bool:
                for a, b in pairs)
 
 
+PIECES_MIN_FILL = 0.85   # share of the rectangle round two pieces of a card that the two cover
+
+
+def _join_pieces(found: list[Candidate]) -> list[Candidate]:
+    """Two pieces of one card, side by side, taken as two smaller cards: joined into that card.
+
+    Halves of a card (cut across its long sides) are card-shaped at 0.71 of its size; a card
+    touching another, recovered from its corners at the smaller cards' size, came back as two
+    (a 108-px AH as two 75-px "cards", seed 41 of tests/vision/test_stress_detection.py). The
+    mirror of :func:`_holds_two`, by the frame's other cards' size: two candidates, neither a clean
+    outline, each under TWO_MIN_INNER of it, that together fill a card's rectangle of no more than
+    TWO_MIN_OUTER of it are that card.
+    """
+    out = list(found)
+    loose = [c for c in found if c.agree < CLEAN_AGREE]
+    for k, a in enumerate(loose):
+        for b in loose[k + 1:]:
+            if not any(a is o for o in out) or not any(b is o for o in out):
+                continue
+            others = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in out if o is not a and o is not b]
+            if len(others) < 2:
+                continue
+            med = float(np.median(others))
+            area_a, area_b = abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))
+            if max(area_a, area_b) >= (TWO_MIN_INNER * med) ** 2:
+                continue
+            rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
+            rw, rh = rect[1]
+            if min(rw, rh) < 1 or not RATIO_RANGE[0] <= max(rw, rh) / min(rw, rh) <= RATIO_RANGE[1]:
+                continue
+            if not TWO_MIN_INNER * med <= math.sqrt(rw * rh) <= TWO_MIN_OUTER * med:
+                continue
+            inter, _ = cv2.intersectConvexConvex(a.quad, b.quad)
+            fill = (area_a + area_b - float(inter)) / (rw * rh)
+            if fill < PIECES_MIN_FILL:
+                continue
+            quad = order_corners(cv2.boxPoints(rect))
+            out = [o for o in out if o is not a and o is not b]
+            out.append(Candidate(quad, fill, min(a.agree, b.agree), max(rw, rh) / min(rw, rh)))
+    return out
+
+
 def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
     h, w = frame.shape[:2]
@@ -253,7 +297,7 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
     # (own seed 884010, table stress, frame 104) that hid both.
     two = [cand for cand in found if _holds_two(cand, found)]
     rejected += [(cand.quad, "two cards in one outline") for cand in two]
-    found = [cand for cand in found if not any(cand is t for t in two)]
+    found = _join_pieces([cand for cand in found if not any(cand is t for t in two)])
     # Cards lie side by side, never one inside another: a quadrilateral within a larger one is a
     # part of that card's face (a picture's white), found when its outline was split.
     keep = []

@@ -95,3 +95,40 @@ def test_rival_hypotheses_both_go_cards_overlapping_by_a_strip_stay():
     # A quadrilateral 1.4 times as wide is not a rival (the rule of two cards in one outline judges it).
     big = cand(100, 100, 126, 180)
     assert _no_rivals([big, a]) == [big, a]
+
+
+def test_two_pieces_of_one_card_are_joined_two_cards_are_not():
+    """Halves of a card are card-shaped at 0.71 of its size: by the frame's other cards' size, two
+    loose pieces that fill a card's rectangle together are that card; two cards side by side stay two."""
+    from shoe_daemon.vision.detect import _join_pieces
+    from shoe_daemon.vision.quad import Candidate
+
+    def cand(x, y, w, hh, agree=0.6):
+        return Candidate(np.float32([[x, y], [x + w, y], [x + w, y + hh], [x, y + hh]]), 1.0, agree, hh / w)
+
+    others = [cand(600, 100, 93, 130, 1.0), cand(800, 100, 93, 130, 1.0)]
+    top, bottom = cand(100, 100, 93, 65), cand(100, 165, 93, 65)        # one 93x130 card in two pieces
+    got = _join_pieces([top, bottom, *others])
+    assert len(got) == 3 and not any(c is top or c is bottom for c in got)
+    joined = next(c for c in got if not any(c is o for o in others))
+    assert np.allclose(joined.quad.mean(axis=0), (146.5, 165), atol=1) and 1.38 < joined.ratio < 1.42
+    # Cards of the frame's size side by side: two cards.
+    a, b = cand(100, 100, 130, 93), cand(100, 193, 130, 93)
+    assert [id(c) for c in _join_pieces([a, b, *others])] == [id(c) for c in (a, b, *others)]
+    # Clean outlines, or nothing to size them by: left alone.
+    clean = [cand(100, 100, 93, 65, 1.0), cand(100, 165, 93, 65, 1.0)]
+    assert [id(c) for c in _join_pieces([*clean, *others])] == [id(c) for c in (*clean, *others)]
+    assert [id(c) for c in _join_pieces([top, bottom, others[0]])] == [id(c) for c in (top, bottom, others[0])]
+
+
+def test_a_card_touching_another_is_not_found_as_two_pieces(generator):
+    """A 108-px AH touching an AS (seed 41 of test_stress_detection's touching frames, frame 17)
+    came back from its corners as two 75-px "cards", neither on it; joined, it is found."""
+    from shoe_daemon.vision import detect
+    from shoe_daemon.vision.synth import CONDITIONS, with_overrides
+
+    f = generator(with_overrides(CONDITIONS["table-stress"], touch_p=1.0, overlap=(0.0, 0.15)), seed=41).frame(17)
+    found, _ = detect.find_cards(f.image)
+    assert all(_matches(c.quad, f) for c in found)
+    ah = next(t for t in f.face_up if t.code == "AH")
+    assert any(np.linalg.norm(c.quad.mean(axis=0) - ah.centre) < 0.3 * _width(ah) for c in found)
