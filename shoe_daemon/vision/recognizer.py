@@ -40,6 +40,10 @@ MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it i
 RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second reading counts
 MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
 MIN_SIZE_RATIO = 0.6   # and one this much smaller is no card
+# A "card" whose white neither fills it nor lies along its outline (fill < 0.85, outline < 0.7) and
+# this much larger is a card and the glare round it: its quadrilateral follows the glare (a 61-px QC
+# in an 81x144-px one, 1.2x the frame's cards; own seed 884010, table stress, frame 82).
+MAX_LOOSE_SIZE_RATIO, LOOSE_FILL, LOOSE_AGREE = 1.15, 0.85, 0.7
 NOT_SURE = "not sure it is a face-up card"
 NO_INDEX = "no readable index: "
 # The tallest rank glyph (px of the 224-px rectified card) a court's J/Q/K is believed from: the
@@ -355,7 +359,8 @@ class Recognizer:
             med = float(np.median(sizes))
             keep = []
             for c, sz in zip(cands, sizes, strict=True):
-                if sz > MAX_SIZE_RATIO * med:
+                loose = c.fill < LOOSE_FILL and c.agree < LOOSE_AGREE
+                if sz > (MAX_LOOSE_SIZE_RATIO if loose else MAX_SIZE_RATIO) * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too large for a card here ({sz / med:.2f}x)"))
                 elif sz < MIN_SIZE_RATIO * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too small for a card here ({sz / med:.2f}x)"))
