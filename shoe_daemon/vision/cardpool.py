@@ -101,6 +101,8 @@ class CardWorker:
 
     def begin(self, frame: np.ndarray, zones: list) -> bool:
         """A new frame: its cards follow (:meth:`add`), then :meth:`end`; False if it could not be sent."""
+        if self._pending:       # a frame whose reading was cut short (an error in the caller)
+            self.result()
         if self.failed is not None:
             return False
         try:

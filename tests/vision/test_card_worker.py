@@ -195,3 +195,23 @@ def test_a_share_without_glyphs_is_read_as_part_of_its_frame(recognizer, pooled)
     want = recognizer.recognize(f.image)
     assert canon(pooled.recognize(f.image)) == canon(want)
     assert pooled._worker.frames == 1
+
+
+def test_a_frame_cut_short_is_not_taken_for_the_next(generator, recognizer, pooled, monkeypatch):
+    """An error in the caller after the process was handed a frame's cards (here: in detection's
+    later passes) loses that frame alone: its answer is not taken for the next frame's."""
+    from shoe_daemon.vision import detect
+
+    worker = ready(pooled)
+    fs = frames(generator, seed=880018, n=2)
+    real = detect._dim_cards
+
+    def broken(*a, **k):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(detect, "_dim_cards", broken)
+    with pytest.raises(RuntimeError):
+        pooled.recognize(fs[0].image)
+    monkeypatch.setattr(detect, "_dim_cards", real)
+    assert canon(pooled.recognize(fs[1].image)) == canon(recognizer.recognize(fs[1].image))
+    assert worker.failed is None and worker.frames == 2
