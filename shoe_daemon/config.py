@@ -563,7 +563,7 @@ class CameraRecognizerConfig(_Section):
     model: str | None = None                                   # a glyph model file (JSON)
     ok_threshold: float | None = Field(None, gt=0.5, le=1.0)   # default 0.985
     partial_threshold: float | None = Field(None, gt=0.5, le=1.0)
-    workers: int | None = Field(None, ge=0, le=1)              # 1: a second process reads half of each frame's cards
+    workers: int | None = Field(None, ge=0, le=1)              # 1: a second process reads part of each frame's cards
 
     @field_validator("model")
     @classmethod

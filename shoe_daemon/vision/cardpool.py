@@ -3,17 +3,23 @@
 Reading a card (rectify it, its index corners, its centre, the classifiers, an enrolled deck's
 features) is ~3 ms of many small numpy and OpenCV steps that hold the GIL: two threads of one
 process read a frame's cards slower than one. Two processes do not share a GIL: with
-``[camera.recognizer] workers = 1`` a :class:`CardWorker` process reads every second card of a
-frame while the recogniser reads the others, and a table PC's second core, idle while the camera
-reads, shortens the frame by a third to two fifths of its per-card time. The answers are the
-same either way: each card's outcome rests on its own pixels (:meth:`Recognizer._read_cards`).
+``[camera.recognizer] workers = 1`` a :class:`CardWorker` process reads part of a frame's cards
+while the recogniser reads the others, and a table PC's second core, idle while the camera
+reads, shortens the frame. Detection hands it two of every three cards of its first pass as
+they are found (:meth:`begin`, :meth:`add`; each is read at once) and ends its share when that
+pass is over (:meth:`end`: the worker classifies and decides them), so the worker reads while
+the caller still detects (the later passes: cards split from a hand, dim cards, corners); the
+caller reads the rest. A frame whose first pass found no card gives it every second card after
+detection (:meth:`submit`). The answers are the same either way: each card's outcome rests on
+its own pixels (:meth:`Recognizer._read_cards`).
 
 The worker is started lazily, on the first frame with two cards or more, and is not waited for:
 until it says it is ready (about a second: imports and the models) every card is read in the
 caller's process. A frame goes to it through one block of shared memory of a frame's size (only
 the parts its cards' warps read, :func:`~shoe_daemon.vision.index.warp_box`, are copied), with a
-short message on a pipe, one frame at a time: its memory is one frame and the models. A pipe
-message never outgrows the pipe's buffer, so a worker that stops reading cannot block the caller.
+short message per card on a pipe, one frame at a time: its memory is one frame and the models. A
+frame's messages never outgrow the pipe's buffer, so a worker that stops reading cannot block the
+caller.
 Whenever it is absent, has died, fails or does not answer within
 :data:`TIMEOUT` seconds, the cards it was given are read in the caller's process and it is not
 used again (stopped if it still runs): no frame is lost. :meth:`CardWorker.close` (or the
@@ -55,6 +61,7 @@ class CardWorker:
         self.frames = 0                     # frames it read part of
         self._finalizer = None
         self._shm: shared_memory.SharedMemory | None = None     # the frame, for the worker
+        self._view: np.ndarray | None = None                    # ... as an array, while a frame is sent
 
     def available(self) -> bool:
         """Ready for a frame's cards? Starts the worker on the first call; never waits for it."""
@@ -90,23 +97,49 @@ class CardWorker:
 
     def submit(self, frame: np.ndarray, cands: list, zones: list) -> bool:
         """Hand the worker ``cands`` (read from ``frame``); False if it could not take them."""
-        from shoe_daemon.vision.index import warp_box
+        return self.begin(frame, zones) and all(self.add(frame, c) for c in cands) and self.end()
 
+    def begin(self, frame: np.ndarray, zones: list) -> bool:
+        """A new frame: its cards follow (:meth:`add`), then :meth:`end`; False if it could not be sent."""
+        if self._pending:       # a frame whose reading was cut short (an error in the caller)
+            self.result()
+        if self.failed is not None:
+            return False
         try:
             if self._shm is None or self._shm.size < frame.nbytes:
                 self._release()
                 self._shm = shared_memory.SharedMemory(create=True, size=frame.nbytes)
                 self._finalizer = weakref.finalize(self, _stop, self._proc, self._conn, self._shm)
-            view = np.ndarray(frame.shape, np.uint8, buffer=self._shm.buf)
-            for c in cands:
-                x0, y0, x1, y1 = warp_box(frame.shape, c.quad)
-                view[y0:y1, x0:x1] = frame[y0:y1, x0:x1]
-            del view
-            self._conn.send((self._shm.name, frame.shape, cands, zones))
-        except (OSError, ValueError, pickle.PicklingError) as exc:
-            self._fail(f"could not be sent a frame ({type(exc).__name__}: {exc})")
+            self._view = np.ndarray(frame.shape, np.uint8, buffer=self._shm.buf)
+            return self._send(("frame", self._shm.name, frame.shape, zones))
+        except (OSError, ValueError) as exc:
+            return self._fail(f"could not be sent a frame ({type(exc).__name__}: {exc})")
+
+    def add(self, frame: np.ndarray, cand) -> bool:
+        """One card of the frame begun: the worker starts reading it at once."""
+        from shoe_daemon.vision.index import warp_box
+
+        if self._view is None:      # no frame begun, or the worker failed
+            return False
+        x0, y0, x1, y1 = warp_box(frame.shape, cand.quad)
+        self._view[y0:y1, x0:x1] = frame[y0:y1, x0:x1]
+        return self._send(("card", cand))
+
+    def end(self) -> bool:
+        """The frame's last card was added: the worker finishes them (:meth:`result` gives them)."""
+        self._view = None
+        if not self._send(("end",)):
             return False
         self._pending = True
+        return True
+
+    def _send(self, msg) -> bool:
+        if self.failed is not None:
+            return False
+        try:
+            self._conn.send(msg)
+        except (OSError, ValueError, pickle.PicklingError) as exc:
+            return self._fail(f"could not be sent a frame ({type(exc).__name__}: {exc})")
         return True
 
     def result(self) -> list | None:
@@ -140,6 +173,7 @@ class CardWorker:
 
     def close(self) -> None:
         """Stop the worker (if it runs): asked to, then terminated if it does not go within a second."""
+        self._view = None
         if self._finalizer is not None:
             self._finalizer()
         self._shm = None
@@ -185,7 +219,7 @@ def serve(conn, state: bytes) -> None:
     its caller's end of the pipe closes."""
     import cv2
 
-    from shoe_daemon.vision.recognizer import Recognizer
+    from shoe_daemon.vision.recognizer import CardBatch, Recognizer
 
     try:
         models, deck, thresholds = pickle.loads(state)
@@ -195,7 +229,8 @@ def serve(conn, state: bytes) -> None:
     except Exception as exc:  # noqa: BLE001 (told to the caller, which reads the cards itself)
         conn.send(f"{type(exc).__name__}: {exc}")
         return
-    shm = None
+    shm = frame = batch = error = None
+    c0 = 0.0
     try:
         while True:
             try:
@@ -204,25 +239,37 @@ def serve(conn, state: bytes) -> None:
                 return
             if msg is None:
                 return
-            c0 = time.process_time()
             try:
-                name, shape, cands, zones = msg
-                if shm is None or shm.name != name:
-                    if shm is not None:
-                        shm.close()
-                    # The caller's block, which the caller alone gives back. A spawned process
-                    # shares its caller's resource tracker, which takes a second notice of the
-                    # block as the same one.
-                    shm = shared_memory.SharedMemory(name=name)
-                frame = np.ndarray(shape, np.uint8, buffer=shm.buf)
-                reply = ("ok", reader._read_cards(frame, cands, zones))
-                del frame
+                if msg[0] == "frame":
+                    c0 = time.process_time()
+                    _kind, name, shape, zones = msg
+                    batch, error = None, None
+                    if shm is None or shm.name != name:
+                        frame = None
+                        if shm is not None:
+                            shm.close()
+                        # The caller's block, which the caller alone gives back. A spawned process
+                        # shares its caller's resource tracker, which takes a second notice of the
+                        # block as the same one.
+                        shm = shared_memory.SharedMemory(name=name)
+                    frame = np.ndarray(shape, np.uint8, buffer=shm.buf)
+                    batch = CardBatch(reader)
+                elif msg[0] == "card" and error is None:
+                    batch.add(frame, msg[1])     # at once: the caller is still finding the others
+            except Exception as exc:  # noqa: BLE001
+                error = f"{type(exc).__name__}: {exc}"
+            if msg[0] != "end":
+                continue
+            try:
+                reply = ("error", error) if error is not None else ("ok", batch.finish(zones))
             except Exception as exc:  # noqa: BLE001
                 reply = ("error", f"{type(exc).__name__}: {exc}")
+            batch = None
             try:
                 conn.send((*reply, (time.process_time() - c0) * 1000.0))
             except (OSError, ValueError):
                 return
     finally:
+        frame = batch = None
         if shm is not None:
             shm.close()

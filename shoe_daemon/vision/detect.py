@@ -17,6 +17,8 @@ sleeve) give cards from their visible right-angled corners at the frame's card s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import cv2
 import numpy as np
@@ -232,8 +234,15 @@ def _join_pieces(found: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:
-    """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason."""
+def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | None = None,
+               ) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:  # fmt: skip
+    """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason.
+
+    ``early``: called with each card of the first pass as soon as it is found, then with None when
+    that pass is over (the later passes' cards come only in the answer): the recogniser's second
+    process reads them while the later passes run. A card given early may still be dropped later
+    (inside another card).
+    """
     h, w = frame.shape[:2]
     white = whiteness(frame)
     thr = card_threshold(cv2.resize(white, (w // 4, h // 4), interpolation=cv2.INTER_AREA))
@@ -253,8 +262,12 @@ def find_cards(frame: np.ndarray) -> tuple[list[Candidate], list[tuple[np.ndarra
         cand, shape, why = check_outline(c, area, w, h)
         if cand is not None:
             found.append(cand)
+            if early is not None:
+                early(cand)
         else:
             pending.append((c, area, shape, why))
+    if early is not None:
+        early(None)
     # A region too small to hold a card of the size of the frame's cards (a chip's white ring) is
     # not looked into: the recogniser drops a card under MIN_SIZE_RATIO (0.6) of the others' size.
     sizes = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in found]

@@ -349,7 +349,8 @@ class Recognizer:
         if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
             raise ValueError("expected a BGR image (height x width x 3)")
         zones = self.zones if zones is None else zones
-        cands, shapes = detect.find_cards(frame_bgr)
+        early = self._early(frame_bgr, zones)
+        cands, shapes = detect.find_cards(frame_bgr, early) if early is not None else detect.find_cards(frame_bgr)
         rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame"]
         # Every card on the table has one size (perspective aside): a much larger "card" among
         # three or more is two cards touching, side by side; a much smaller one is something
@@ -367,7 +368,7 @@ class Recognizer:
                 else:
                     keep.append(c)
             cands = keep
-        outcomes = self._read_split(frame_bgr, cands, zones)
+        outcomes = self._read_split(frame_bgr, cands, zones, early.given if early is not None else [])
         # Cards that are backs first, then every other card's outcome, each in detection order.
         rejected += [(np.round(c.quad, 1).tolist(), res) for c, (back, res, _dr) in zip(cands, outcomes, strict=True) if back]
         results, deck_readings = [], []
@@ -385,27 +386,54 @@ class Recognizer:
         h, w = frame_bgr.shape[:2]
         return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
 
-    def _read_split(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone]) -> list[tuple]:
-        """:meth:`_read_cards` of every candidate: every second one by the card-reading process
-        when there is one ready, the others here (all here when it fails them)."""
+    def _early(self, frame_bgr: np.ndarray, zones: list[Zone]) -> _Early | None:
+        """With a card-reading process ready: what hands it cards of the detection's first pass
+        while the later passes run (:func:`detect.find_cards`' ``early``)."""
         worker = self._worker
-        if worker is None or len(cands) < 2 or frame_bgr.dtype != np.uint8 or not worker.available():
-            return self._read_cards(frame_bgr, cands, zones)[0]
-        theirs = cands[1::2]
-        if not worker.submit(frame_bgr, theirs, zones):
-            return self._read_cards(frame_bgr, cands, zones)[0]
-        mine, mine_found = self._read_cards(frame_bgr, cands[0::2], zones)
-        other, other_found = worker.result() or self._read_cards(frame_bgr, theirs, zones)
+        if worker is None or frame_bgr.dtype != np.uint8 or not worker.available():
+            return None
+        return _Early(worker, frame_bgr, zones)
+
+    def _read_split(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone], given: list = ()) -> list[tuple]:
+        """:meth:`_read_cards` of every candidate, part by the card-reading process when there is one
+        ready, the others here (all here when it fails them). ``given``: the cards it was handed
+        during detection (:class:`_Early`); else it gets every second card now."""
+        worker = self._worker
+        if given:
+            if worker.failed is not None:
+                return self._read_cards(frame_bgr, cands, zones)[0]
+            kept, handed = {id(c) for c in cands}, {id(c) for c in given}
+            mine = [c for c in cands if id(c) not in handed]
+            theirs = [c for c in given if id(c) in kept]
+        else:
+            if worker is None or len(cands) < 2 or frame_bgr.dtype != np.uint8 or not worker.available():
+                return self._read_cards(frame_bgr, cands, zones)[0]
+            mine, theirs = cands[0::2], cands[1::2]
+            if not worker.submit(frame_bgr, theirs, zones):
+                return self._read_cards(frame_bgr, cands, zones)[0]
+        mine_out, mine_found = self._read_cards(frame_bgr, mine, zones)
+        got = worker.result()
+        if got is None:
+            other, other_found = self._read_cards(frame_bgr, theirs, zones)
+        else:
+            other, other_found = got
+            if len(theirs) < len(given):
+                # A card it read was dropped later (inside another card): the glyphs it found may
+                # have been that card's, so its share's own are worked out here (a rare frame).
+                place = {id(c): k for k, c in enumerate(given)}
+                other = [other[place[id(c)]] for c in theirs]
+                if other_found != (False, False) and other_found != mine_found:
+                    other, other_found = self._read_cards(frame_bgr, theirs, zones)
         # A share whose cards gave no glyph of a kind at first, where the frame's did, is read
         # again as part of that frame (see _read_cards' ``found``): a few frames under stress.
         found = (mine_found[0] or other_found[0], mine_found[1] or other_found[1])
         if mine_found != found:
-            mine = self._read_cards(frame_bgr, cands[0::2], zones, found)[0]
+            mine_out = self._read_cards(frame_bgr, mine, zones, found)[0]
         if other_found != found:
             other = self._read_cards(frame_bgr, theirs, zones, found)[0]
-        outcomes = [None] * len(cands)
-        outcomes[0::2], outcomes[1::2] = mine, other
-        return outcomes
+        by_card = dict(zip((id(c) for c in theirs), other, strict=True))
+        by_card.update(zip((id(c) for c in mine), mine_out, strict=True))
+        return [by_card[id(c)] for c in cands]
 
     def _read_cards(self, frame_bgr: np.ndarray, cands: list, zones: list[Zone],
                     found: tuple[bool, bool] = (False, False)) -> tuple[list[tuple], tuple[bool, bool]]:  # fmt: skip
@@ -420,84 +448,10 @@ class Recognizer:
         and the rest elsewhere (:mod:`shoe_daemon.vision.cardpool`), and a share read again when
         its ``found`` is not the frame's.
         """
-        from shoe_daemon.vision import deck as deck_features
-        from shoe_daemon.vision import enrolled, index, pips
-
-        outcomes: list[tuple] = [None] * len(cands)
-        order = []      # per_card's candidates (not backs), by their place in ``cands``
-        per_card = []
-        rank_r, rank_b, suit_r, suit_b = [], [], [], []   # rasters and blobs, classified in one batch
-
-        def add(corners, slots):
-            for r in corners:
-                if r.rank_raster is not None:
-                    slots["rank"].append(len(rank_r))
-                    rank_r.append(r.rank_raster)
-                    rank_b.append(index.norm_box(r.rank_box, r.scale))
-                else:
-                    slots["rank"].append(None)
-                if r.suit_raster is not None:
-                    slots["suit"].append(len(suit_r))
-                    suit_r.append(r.suit_raster)
-                    suit_b.append(index.norm_box(r.suit_box, r.scale))
-                else:
-                    slots["suit"].append(None)
-
-        if self._scratch is None or self._scratch.shape[:2] != frame_bgr.shape[:2]:
-            # Kept from frame to frame: a new one each frame is faulted in page by page.
-            self._scratch = np.empty((*frame_bgr.shape[:2], 4), np.uint8)
-        for n, cand in enumerate(cands):
-            card = index.rectify(frame_bgr, cand.quad, self._scratch)
-            white = index.white_balance(card)
-            ink = index.ink_map(card, white)
-            back = pips.back_texture(ink)
-            if back is not None:
-                outcomes[n] = (True, back, None)
-                continue
-            corners = [index.read_corner(card, ink, white, c, features=False, scale=self.index_scale) for c in (0, 2)]
-            pip = pips.read_pips(ink, card, white, _large_index_boxes(corners))
-            slots = {"rank": [], "suit": [], "pip": []}
-            if self.deck is not None:
-                slots["deck"] = deck_features.features(card, ink, white)
-            add(corners, slots)
-            if pip.kind == "pips":
-                for b in pip.pips[:4]:
-                    raster, _ = pips.pip_raster(ink, b, index.SUIT_SIZE)
-                    slots["pip"].append(len(suit_r))
-                    suit_r.append(raster)
-                    suit_b.append(b)
-            per_card.append((cand, corners, pip, slots, (card, ink, white)))
-            order.append(n)
-        first = (bool(rank_r), bool(suit_r))
-        rp = self.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else \
-            np.zeros((0, 14), np.float32 if found[0] else np.float64)
-        sp = self.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else \
-            np.zeros((0, 5), np.float32 if found[1] else np.float64)
-        # A corner that gave no whole index (no glyph, a rejected one, no suit) is read again: first
-        # segmented at a lower ink threshold (thin strokes of a small or blurred index fall under
-        # the first), then at the jumbo and the peek index scales (index.JUMBO_SCALE, index.PEEK_SCALE). A second reading
-        # replaces the first only where it gives what the first did not.
-        for attempt in self._retries():
-            rp, sp = self._retry(per_card, rp, sp, rank_r, rank_b, suit_r, suit_b, add, attempt)
-        sp = self._recount_beside_large_index(per_card, sp, suit_r, suit_b)
-        sp = self._court_symbols(per_card, sp, suit_r, suit_b)
-        readings = self.deck.read([x[3]["deck"] for x in per_card]) if self.deck is not None else []
-        for k, (cand, corners, pip, slots, _ink) in enumerate(per_card):
-            dr = None
-            res = self._decide(cand, corners, pip, slots, rp, sp, zones)
-            if isinstance(res, str) and res.startswith(NOT_SURE):
-                res = self._face_unread(cand, _ink[1], res, zones)
-            if readings:
-                guess = _clear_corner_guess(corners, slots, rp, sp, self.thresholds.corner_reject)
-                deck_corner = self.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
-                dr = enrolled.with_generic_guess(readings[k], res, guess, deck_corner)
-                res = enrolled.decide(self.deck, cand, pip, res, dr, zones,
-                                      _centre_suit(slots, sp, self.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip
-            # No reading at all, but a face lies there: reported, with neither card nor value.
-            if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
-                res = self._face_unread(cand, _ink[1], res, zones, glyphs=False)
-            outcomes[order[k]] = (False, res, dr)
-        return outcomes, first
+        batch = CardBatch(self)
+        for cand in cands:
+            batch.add(frame_bgr, cand)
+        return batch.finish(zones, found)
 
     @property
     def index_scale(self) -> float:
@@ -792,3 +746,134 @@ class Recognizer:
         why = f"unsure: best guess {code} ({p_card:.2f}), value {v_best} ({p_value:.2f})"
         return CardResult(None, None, "unknown", _calibrate(cal.get("unknown"), p_value), quad, zone,
                           "; ".join([why] + reasons), rank_post, suit_post)  # fmt: skip
+
+
+class _Early:
+    """Hands the card-reading process cards of the detection's first pass as they are found (two of
+    every three: the caller still has the later passes to run), so it reads them, and decides them
+    once the first pass is over, while the caller detects. ``given``: the cards handed, in order."""
+
+    KEEP_EVERY = 3      # every third first-pass card is the caller's
+
+    def __init__(self, worker, frame_bgr: np.ndarray, zones: list[Zone]):
+        self.worker, self.frame, self.zones = worker, frame_bgr, zones
+        self.seen = 0
+        self.given: list = []
+
+    def __call__(self, cand) -> None:
+        if cand is None:    # the first pass is over: the process finishes its cards meanwhile
+            if self.given:
+                self.worker.end()
+            return
+        self.seen += 1
+        if self.seen % self.KEEP_EVERY == 0 or self.worker.failed is not None:
+            return
+        if not self.given and not self.worker.begin(self.frame, self.zones):
+            return
+        if self.worker.add(self.frame, cand):
+            self.given.append(cand)
+
+
+class CardBatch:
+    """One share of a frame's cards being read (:meth:`Recognizer._read_cards`): each card's pixels
+    worked out as it is added (:meth:`add`: rectified, its corners, its centre, an enrolled deck's
+    features), then :meth:`finish` classifies all their glyphs in one batch per classifier,
+    reads again the corners without a whole index and decides each card. The card-reading
+    process adds a frame's first cards while the caller is still detecting the others."""
+
+    def __init__(self, rec: Recognizer):
+        self.rec = rec
+        self.outcomes: list[tuple | None] = []
+        self.order: list[int] = []      # per_card's candidates (not backs), by their place in outcomes
+        self.per_card: list[tuple] = []
+        # rasters and blobs, classified in one batch
+        self.rank_r, self.rank_b, self.suit_r, self.suit_b = [], [], [], []
+
+    def add_corners(self, corners, slots) -> None:
+        """The corners' glyphs to be classified, their rows in ``slots``."""
+        from shoe_daemon.vision import index
+
+        for r in corners:
+            if r.rank_raster is not None:
+                slots["rank"].append(len(self.rank_r))
+                self.rank_r.append(r.rank_raster)
+                self.rank_b.append(index.norm_box(r.rank_box, r.scale))
+            else:
+                slots["rank"].append(None)
+            if r.suit_raster is not None:
+                slots["suit"].append(len(self.suit_r))
+                self.suit_r.append(r.suit_raster)
+                self.suit_b.append(index.norm_box(r.suit_box, r.scale))
+            else:
+                slots["suit"].append(None)
+
+    def add(self, frame_bgr: np.ndarray, cand) -> None:
+        """Candidate ``cand`` of ``frame_bgr``: everything of it that needs no classifier."""
+        from shoe_daemon.vision import deck as deck_features
+        from shoe_daemon.vision import index, pips
+
+        rec = self.rec
+        if rec._scratch is None or rec._scratch.shape[:2] != frame_bgr.shape[:2]:
+            # Kept from frame to frame: a new one each frame is faulted in page by page.
+            rec._scratch = np.empty((*frame_bgr.shape[:2], 4), np.uint8)
+        n = len(self.outcomes)
+        self.outcomes.append(None)
+        card = index.rectify(frame_bgr, cand.quad, rec._scratch)
+        white = index.white_balance(card)
+        ink = index.ink_map(card, white)
+        back = pips.back_texture(ink)
+        if back is not None:
+            self.outcomes[n] = (True, back, None)
+            return
+        corners = [index.read_corner(card, ink, white, c, features=False, scale=rec.index_scale) for c in (0, 2)]
+        pip = pips.read_pips(ink, card, white, _large_index_boxes(corners))
+        slots = {"rank": [], "suit": [], "pip": []}
+        if rec.deck is not None:
+            slots["deck"] = deck_features.features(card, ink, white)
+        self.add_corners(corners, slots)
+        if pip.kind == "pips":
+            for b in pip.pips[:4]:
+                raster, _ = pips.pip_raster(ink, b, index.SUIT_SIZE)
+                slots["pip"].append(len(self.suit_r))
+                self.suit_r.append(raster)
+                self.suit_b.append(b)
+        self.per_card.append((cand, corners, pip, slots, (card, ink, white)))
+        self.order.append(n)
+
+    def finish(self, zones: list[Zone],
+               found: tuple[bool, bool] = (False, False)) -> tuple[list[tuple], tuple[bool, bool]]:  # fmt: skip
+        """What :meth:`Recognizer._read_cards` gives for the cards added, in order."""
+        from shoe_daemon.vision import enrolled, index
+
+        rec, per_card, outcomes, order = self.rec, self.per_card, self.outcomes, self.order
+        rank_r, rank_b, suit_r, suit_b = self.rank_r, self.rank_b, self.suit_r, self.suit_b
+        first = (bool(rank_r), bool(suit_r))
+        rp = rec.models.rank.proba(index.glyph_features_batch(rank_r, rank_b, 4)) if rank_r else \
+            np.zeros((0, 14), np.float32 if found[0] else np.float64)
+        sp = rec.models.suit.proba(index.glyph_features_batch(suit_r, suit_b, 4)) if suit_r else \
+            np.zeros((0, 5), np.float32 if found[1] else np.float64)
+        # A corner that gave no whole index (no glyph, a rejected one, no suit) is read again: first
+        # segmented at a lower ink threshold (thin strokes of a small or blurred index fall under
+        # the first), then at the jumbo and the peek index scales (index.JUMBO_SCALE, index.PEEK_SCALE). A second reading
+        # replaces the first only where it gives what the first did not.
+        for attempt in rec._retries():
+            rp, sp = rec._retry(per_card, rp, sp, rank_r, rank_b, suit_r, suit_b, self.add_corners, attempt)
+        sp = rec._recount_beside_large_index(per_card, sp, suit_r, suit_b)
+        sp = rec._court_symbols(per_card, sp, suit_r, suit_b)
+        readings = rec.deck.read([x[3]["deck"] for x in per_card]) if rec.deck is not None else []
+        for k, (cand, corners, pip, slots, _ink) in enumerate(per_card):
+            dr = None
+            res = rec._decide(cand, corners, pip, slots, rp, sp, zones)
+            if isinstance(res, str) and res.startswith(NOT_SURE):
+                res = rec._face_unread(cand, _ink[1], res, zones)
+            if readings:
+                guess = _clear_corner_guess(corners, slots, rp, sp, rec.thresholds.corner_reject)
+                deck_corner = rec.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
+                dr = enrolled.with_generic_guess(readings[k], res, guess, deck_corner)
+                res = enrolled.decide(rec.deck, cand, pip, res, dr, zones,
+                                      _centre_suit(slots, sp, rec.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip
+            # No reading at all, but a face lies there: reported, with neither card nor value.
+            if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
+                res = rec._face_unread(cand, _ink[1], res, zones, glyphs=False)
+            outcomes[order[k]] = (False, res, dr)
+        return outcomes, first

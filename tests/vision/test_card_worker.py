@@ -39,6 +39,9 @@ def frames(generator, condition="nominal", seed=880011, n=3):
 
 def test_same_readings_with_the_process(generator, recognizer, pooled):
     worker = ready(pooled)
+    handed = []     # cards handed to it during detection (the first pass's), per frame
+    add = worker.add
+    worker.add = lambda frame, cand: handed.append(cand) or add(frame, cand)
     checked = 0
     for cond in ("nominal", "hand", "table-stress"):
         for f in frames(generator, cond):
@@ -49,6 +52,53 @@ def test_same_readings_with_the_process(generator, recognizer, pooled):
             checked += len(want.cards) + len(want.rejected)
     assert checked > 20
     assert worker.frames >= 6 and worker.failed is None     # it read part of the frames
+    assert len(handed) >= 2 * 9                             # two of every three first-pass cards
+
+
+def test_the_first_pass_cards_are_given_early(generator):
+    """detect.find_cards' ``early``: each first-pass card as it is found, then None, before the
+    later passes; every card given is one of the answer's (the same object) unless dropped later."""
+    from shoe_daemon.vision import detect
+
+    calls, later = [], []
+    dim = detect._dim_cards
+
+    def spy(*a, **k):       # the dim-card pass comes after the first
+        later.append(len(calls))
+        return dim(*a, **k)
+
+    detect._dim_cards = spy
+    try:
+        f = frames(generator, seed=880016, n=1)[0]
+        cands, _ = detect.find_cards(f.image, calls.append)
+    finally:
+        detect._dim_cards = dim
+    assert calls[-1] is None and calls.count(None) == 1
+    assert later == [len(calls)]                            # all of it before the later passes
+    given = calls[:-1]
+    assert len(given) >= 4 and all(any(g is c for c in cands) for g in given)
+    assert [c for c in cands if any(c is g for g in given)] == given  # in detection order
+
+
+def test_a_card_given_early_then_dropped(generator, recognizer, pooled):
+    """A first-pass card the worker read but detection dropped later (inside another card): the
+    other cards' readings are the frame's without it, probabilities bit for bit."""
+    from shoe_daemon.vision import detect
+    from shoe_daemon.vision.recognizer import _Early
+
+    worker = ready(pooled)
+    checked = 0
+    for cond, seed in (("nominal", 880017), ("table-stress", 884021)):
+        for f in frames(generator, cond, seed=seed, n=2):
+            early = _Early(worker, f.image, [])
+            cands, _ = detect.find_cards(f.image, early)
+            assert len(early.given) >= 2
+            kept = [c for c in cands if c is not early.given[0]]       # as if it were dropped
+            want = recognizer._read_cards(f.image, kept, [])[0]
+            got = pooled._read_split(f.image, kept, [], early.given)
+            assert canon(got) == canon(want)
+            checked += len(kept)
+    assert checked >= 10 and worker.failed is None
 
 
 def test_lazy_start_and_close(generator, recognizer):
@@ -145,3 +195,23 @@ def test_a_share_without_glyphs_is_read_as_part_of_its_frame(recognizer, pooled)
     want = recognizer.recognize(f.image)
     assert canon(pooled.recognize(f.image)) == canon(want)
     assert pooled._worker.frames == 1
+
+
+def test_a_frame_cut_short_is_not_taken_for_the_next(generator, recognizer, pooled, monkeypatch):
+    """An error in the caller after the process was handed a frame's cards (here: in detection's
+    later passes) loses that frame alone: its answer is not taken for the next frame's."""
+    from shoe_daemon.vision import detect
+
+    worker = ready(pooled)
+    fs = frames(generator, seed=880018, n=2)
+    real = detect._dim_cards
+
+    def broken(*a, **k):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(detect, "_dim_cards", broken)
+    with pytest.raises(RuntimeError):
+        pooled.recognize(fs[0].image)
+    monkeypatch.setattr(detect, "_dim_cards", real)
+    assert canon(pooled.recognize(fs[1].image)) == canon(recognizer.recognize(fs[1].image))
+    assert worker.failed is None and worker.frames == 2
