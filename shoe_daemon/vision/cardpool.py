@@ -61,6 +61,7 @@ class CardWorker:
         self.frames = 0                     # frames it read part of
         self._finalizer = None
         self._shm: shared_memory.SharedMemory | None = None     # the frame, for the worker
+        self._models: shared_memory.SharedMemory | None = None  # the pickled models, until it has read them
         self._view: np.ndarray | None = None                    # ... as an array, while a frame is sent
 
     def available(self) -> bool:
@@ -77,6 +78,11 @@ class CardWorker:
                     if msg != "ready":
                         return self._fail(f"did not start: {msg}")
                     self._ready = True
+                    # It has read the models: their block is given back now, not with the process.
+                    self._finalizer.detach()
+                    _free(self._models)
+                    self._models = None
+                    self._finalizer = weakref.finalize(self, _stop, self._proc, self._conn, None)
                 elif not self._proc.is_alive():
                     return self._fail(f"exited on start (code {self._proc.exitcode})")
             except (EOFError, OSError) as exc:
@@ -88,12 +94,24 @@ class CardWorker:
         # threads may inherit a lock held by one of them.
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=serve, args=(child, pickle.dumps(self._state)), name="shoe-daemon-cards",
+        # The models (~400 KB pickled) go in shared memory, not in the process's arguments: spawn
+        # writes those into a pipe whose reading end it holds itself until they are written, so a
+        # child that dies before reading them (a broken interpreter, the OOM killer) would block
+        # this call, and the camera, forever.
+        state = pickle.dumps(self._state)
+        models = shared_memory.SharedMemory(create=True, size=len(state))
+        models.buf[: len(state)] = state
+        proc = ctx.Process(target=serve, args=(child, models.name, len(state)), name="shoe-daemon-cards",
                            daemon=True)  # fmt: skip
-        proc.start()
-        child.close()
         self._proc, self._conn = proc, parent
-        self._finalizer = weakref.finalize(self, _stop, proc, parent, None)
+        self._models = models
+        self._finalizer = weakref.finalize(self, _stop, proc, parent, None, models)
+        try:
+            proc.start()
+        except Exception as exc:  # noqa: BLE001 (no process, no worker: the caller reads every card)
+            self._fail(f"could not be started ({type(exc).__name__}: {exc})")
+        finally:
+            child.close()
 
     def submit(self, frame: np.ndarray, cands: list, zones: list) -> bool:
         """Hand the worker ``cands`` (read from ``frame``); False if it could not take them."""
@@ -196,25 +214,27 @@ def _free(shm) -> None:
         pass
 
 
-def _stop(proc, conn, shm) -> None:
-    if shm is not None:
-        _free(shm)
+def _stop(proc, conn, shm, models=None) -> None:
+    for block in (shm, models):
+        if block is not None:
+            _free(block)
     try:
         os.set_blocking(conn.fileno(), False)     # a stopped worker's full pipe must not block this
         conn.send(None)
     except (OSError, ValueError):
         pass
-    proc.join(1.0)
-    if proc.is_alive():
-        proc.terminate()
+    if proc.pid is not None:    # it was started
         proc.join(1.0)
-    if proc.is_alive():         # stopped (SIGSTOP), or deaf to SIGTERM
-        proc.kill()
-        proc.join(1.0)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(1.0)
+        if proc.is_alive():     # stopped (SIGSTOP), or deaf to SIGTERM
+            proc.kill()
+            proc.join(1.0)
     conn.close()
 
 
-def serve(conn, state: bytes) -> None:
+def serve(conn, models: str, size: int) -> None:
     """The worker process: reads the cards of each frame it is sent, until told to stop (None) or
     its caller's end of the pipe closes."""
     import cv2
@@ -222,8 +242,14 @@ def serve(conn, state: bytes) -> None:
     from shoe_daemon.vision.recognizer import CardBatch, Recognizer
 
     try:
-        models, deck, thresholds = pickle.loads(state)
-        reader = Recognizer.reader(models, deck, thresholds)
+        # The caller's block (it gives it back once told "ready"; a spawned process shares its
+        # caller's resource tracker, which takes a second notice of the block as the same one).
+        block = shared_memory.SharedMemory(name=models)
+        try:
+            glyphs, deck, thresholds = pickle.loads(block.buf[:size])
+        finally:
+            block.close()
+        reader = Recognizer.reader(glyphs, deck, thresholds)
         cv2.setNumThreads(1)        # as the caller does while it reads a frame
         conn.send("ready")
     except Exception as exc:  # noqa: BLE001 (told to the caller, which reads the cards itself)

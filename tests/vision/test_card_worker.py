@@ -215,3 +215,45 @@ def test_a_frame_cut_short_is_not_taken_for_the_next(generator, recognizer, pool
     monkeypatch.setattr(detect, "_dim_cards", real)
     assert canon(pooled.recognize(fs[1].image)) == canon(recognizer.recognize(fs[1].image))
     assert worker.failed is None and worker.frames == 2
+
+
+def test_a_process_that_dies_before_reading_its_models_does_not_block(recognizer, monkeypatch):
+    """The models (~400 KB) are more than a pipe holds: handed as the process's arguments, a child
+    that died before reading them blocked the caller's start for ever. Here the "interpreter" exits
+    at once: the start returns, the worker is given up, and the models' shared block is gone."""
+    import multiprocessing.spawn
+    import threading
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()       # the tracker is started by the real interpreter
+    monkeypatch.setattr(multiprocessing.spawn, "get_executable", lambda: os.fsencode("/bin/true"))
+    worker = CardWorker((recognizer.models, recognizer.deck, recognizer.thresholds))
+    start = threading.Thread(target=worker.available, daemon=True)
+    start.start()
+    start.join(30)
+    assert not start.is_alive(), "starting the card-reading process blocked"
+    block = worker._models.name
+    assert os.path.exists(f"/dev/shm/{block}")
+    for _ in range(300):
+        if not worker.available() and worker.failed is not None:
+            break
+        time.sleep(0.1)
+    assert worker.failed is not None and "start" in worker.failed
+    assert not os.path.exists(f"/dev/shm/{block}")
+
+
+def test_a_process_that_cannot_be_started_leaves_the_cards_here(generator, recognizer, monkeypatch):
+    """Starting the process raised (fork refused: out of processes or memory): no frame fails for it."""
+    import errno
+    import multiprocessing.context
+
+    def refused(self):
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", refused)
+    rec = Recognizer({}, workers=1)
+    f = frames(generator, seed=880013)[0]
+    assert canon(rec.recognize(f.image)) == canon(recognizer.recognize(f.image))
+    assert rec._worker.failed is not None and "could not be started" in rec._worker.failed
+    assert canon(rec.recognize(f.image)) == canon(recognizer.recognize(f.image))
+    rec.close()
