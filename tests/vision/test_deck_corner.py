@@ -71,16 +71,51 @@ def test_no_corner_agreement_no_card(case):
     assert isinstance(res, str) or res.card != "7S", res
 
 
-def test_the_corner_guess_is_only_used_when_the_generic_reader_has_no_card():
-    """A generic reading of the whole card (the centre confirming) is the guess; the corner's then plays no part."""
-    from shoe_daemon.vision.enrolled import with_generic_guess
+def _unsure_7s(status="unknown"):
+    """The generic reader's reading of a 7S whose index it read, but not its centre (a sleeve over
+    the pips): 7S its best guess at 0.9 x 0.97."""
     from shoe_daemon.vision.recognizer import CardResult
 
     rank, suit = np.full(13, 0.01), np.full(4, 0.01)
     rank[6], suit[0] = 0.9, 0.97
-    generic = CardResult(None, None, "unknown", 0.5, QUAD.tolist(), None, "unsure", rank, suit)
-    dr = with_generic_guess(DeckReading("7C", 0.6, 7, 0.6, 0.1, np.zeros(52)), generic, ("7S", 0.97, 0), ("7S", 0.99))
+    return CardResult(None, None, status, 0.5, QUAD.tolist(), None, "unsure: centre: broken or merged pips", rank, suit)
+
+
+@pytest.mark.parametrize("case", ["generic sure", "corner names another card", "no clear corner"])
+def test_the_corner_reading_joins_a_generic_reading_only_when_unsure_and_of_the_same_card(case):
+    """A generic reading of the whole card is the guess; the clear corner's reading plays a part
+    only where the generic reader was unsure and that corner names its guess."""
+    from dataclasses import replace
+
+    from shoe_daemon.vision.enrolled import with_generic_guess
+
+    generic, corner = _unsure_7s(), ("7S", 0.97, 0)
+    if case == "generic sure":
+        generic = replace(generic, card="7S", value=7, status="ok")
+    elif case == "corner names another card":
+        corner = ("7C", 0.97, 0)
+    else:
+        corner = None
+    dr = with_generic_guess(DeckReading("7C", 0.6, 7, 0.6, 0.1, np.zeros(52)), generic, corner, ("7S", 0.99))
     assert dr.generic == "7S" and dr.corner is None
+
+
+def test_an_unsure_generic_reading_whose_clear_index_both_readers_name_is_the_card():
+    """A 7S under the sleeve's edge: its centre's pips broken (the generic reader unsure, its guess
+    7S), its top-left index clear; the corner model reads that index 7S too: the card. Without the
+    corner model's reading beside the generic guess it stayed unknown (own seed 880100, kennard)."""
+    from shoe_daemon.vision.enrolled import decide, with_generic_guess
+    from shoe_daemon.vision.pips import PipReading
+    from shoe_daemon.vision.quad import Candidate
+
+    deck = DeckModel(mlp=None, centroids=None, min_p=0.99, min_match=0.5, corner_agree=(0.8, 0.9))
+    generic = _unsure_7s()
+    dr = with_generic_guess(DeckReading("7C", 0.6, 7, 0.6, 0.1, np.zeros(52)), generic, ("7S", 0.97, 0), ("7S", 0.99))
+    res = decide(deck, Candidate(QUAD, 0.95, 0.9, 1.4), PipReading("unclear", None), generic, dr, None)
+    assert res.status == "ok" and res.card == "7S" and "one clear index" in res.reason, res
+    # The centre's pip count still vetoes: 5 pips seen, not a 7.
+    res = decide(deck, Candidate(QUAD, 0.95, 0.9, 1.4), PipReading("pips", 5), generic, dr, None)
+    assert res.card != "7S", res
 
 
 def test_the_corner_model_reads_the_corner_named():
@@ -114,10 +149,13 @@ def test_the_model_file_keeps_the_corner_model_and_older_files_load_without_it()
 
 def test_enrolment_sets_the_corner_floors_above_every_wrong_agreement():
     right = [(0.97, 0.99, True)] * 20 + [(0.92, 0.85, True)] * 5
-    assert choose_agreement(right, AGREE_CORNER) == (0.9, 0.9)      # the lowest floors, a step up
+    assert choose_agreement(right, AGREE_CORNER) == (0.9, 0.8)      # the lowest floors, a step up
     a, b = choose_agreement(right + [(0.96, 0.93, False)], AGREE_CORNER)
     assert not (0.96 >= a and 0.93 >= b) and (0.97 >= a and 0.99 >= b)
-    assert min(AGREE_CORNER) >= 0.8
+    assert min(AGREE_CORNER) >= 0.7
+    # One wrong agreement with the corner model at 0.75 lifts its floor above it.
+    a, b = choose_agreement(right + [(0.97, 0.75, False)], AGREE_CORNER)
+    assert b > 0.75 and 0.97 >= a and 0.99 >= b
 
 
 def test_enrolment_trains_a_corner_model_on_each_corner():
@@ -136,3 +174,19 @@ def test_enrolment_trains_a_corner_model_on_each_corner():
     held = np.repeat(np.arange(n) % 7 == 0, 2)
     mlp, acc = train_corner_model(x, y, held, QUICK)
     assert acc > 0.95 and mlp.w1.shape[0] == CORNER[0] * CORNER[1]
+
+
+def test_calibration_sees_frames_with_a_hand_for_the_corner_floors(faces):
+    """The corner floors are set on cards half under a sleeve, which the conditions' own hands
+    show too rarely (kennard, font-peek: no floors set): calibration adds frames with a hand over a
+    card, of each condition; the frames that set the deck's own thresholds are the same as before."""
+    from shoe_daemon.vision.enroll import calibration_runs, frame_conditions, frame_generator
+
+    runs = calibration_runs(faces, 6, 1)
+    assert [(n, hand) for _g, n, hand in runs] == [(2, False)] * 3 + [(1, True)] * 3
+    for gen, _n, hand in runs[3:]:
+        f = gen.frame(0, hand=hand or None)
+        assert f.params["hand"] and any(c.occluded_corner is not None for c in f.face_up)
+    assert [g.condition.name for g, _n, _h in runs[3:]] == [c.name for _n, c in frame_conditions()]
+    gen = runs[0][0]
+    assert np.array_equal(gen.frame(1, hand=None).image, frame_generator(faces, frame_conditions()[0][1], 101).frame(1).image)
