@@ -251,8 +251,8 @@ def sample_image(gen, rng, face: np.ndarray, code: str, table: bool) -> tuple[np
     return img, quad, w, params
 
 
-def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
-    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
+def clean_features(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """The features of the clean faces on white: (52, 2, D)."""
     from shoe_daemon.vision import deck, index
 
     out = []
@@ -263,9 +263,30 @@ def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
         h, w = bgr.shape[:2]
         card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
         white = index.white_balance(card)
-        x = deck.features(card, index.ink_map(card, white), white)
-        out.append(deck.grid_part(x))
+        out.append(deck.features(card, index.ink_map(card, white), white))
     return np.stack(out)
+
+
+def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
+    from shoe_daemon.vision import deck
+
+    return deck.grid_part(clean_features(faces))
+
+
+# A card and its partner whose inks differ by this much in colour (the red, blue and green shares
+# of the ink, summed) are told apart by colour however blurred: a four-colour deck's 5H and blue
+# 5D differ by 0.44, its 5S and green 5C by 0.11; a two-colour deck's pairs by 0-0.02 (courts too).
+ALIKE = 0.05
+
+
+def partners_alike(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """Per card (52): is its :data:`PARTNER`'s ink of the same colour (so blur can hide which it is)?"""
+    from shoe_daemon.vision import deck
+
+    x = clean_features(faces)[:, 0]
+    colours = deck.colour_part(x).reshape(52, 3, -1).sum(axis=2) / np.maximum(deck.grid_part(x).sum(axis=1), 1e-6)[:, None]
+    return np.abs(colours - colours[PARTNER]).sum(axis=1) < ALIKE
 
 
 # --------------------------------------------------------------------------- training and checking
@@ -443,6 +464,8 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     s = settings
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
     x, y, _, hard = training_samples(faces, s.samples_per_card, s.seed, say)
+    alike = partners_alike(faces)
+    hard &= alike[y]
     rng = np.random.default_rng(s.seed)
     held_rows = np.repeat(rng.random(len(x) // 2) < 0.15, 2)
     mlp, acc = train_deck_model(x, y, held_rows, s, say, t0, hard)
@@ -455,7 +478,7 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
         say(f"held-out sample accuracy {acc * 100:.1f} %: a second round of {52 * s.samples_per_card} "
             "training cards ...")  # fmt: skip
         x2, y2, _, hard2 = training_samples(faces, s.samples_per_card, s.seed + 2, say)
-        x, y, hard = np.concatenate([x, x2]), np.concatenate([y, y2]), np.concatenate([hard, hard2])
+        x, y, hard = np.concatenate([x, x2]), np.concatenate([y, y2]), np.concatenate([hard, hard2 & alike[y2]])
         held_rows = np.concatenate([held_rows, np.repeat(rng.random(len(x2) // 2) < 0.15, 2)])
         mlp, acc = train_deck_model(x, y, held_rows, s, say, t0, hard)
         rounds.append(round(acc, 4))

@@ -87,3 +87,15 @@ def test_a_card_blurred_past_its_suit_is_not_read_sure_of_either_suit(kennard):
     assert len(t) >= 20
     # (kennard, seed 3: medians 0.80 taught, 0.90 without; a few such cards still show their suit)
     assert np.median(t) < 0.85 and np.median(n) > np.median(t) + 0.05, (np.median(t), np.median(n))
+
+
+def test_a_four_colour_decks_suits_are_not_taught_as_a_toss_up(kennard):
+    """A four-colour deck's 5H and blue 5D, its 5S and green 5C, differ by colour however blurred:
+    only a two-colour deck's pairs (and courts alike in colour) are taught as a toss-up."""
+    from shoe_daemon.game.cards import ALL_CODES
+    from shoe_daemon.vision import enroll
+    from shoe_daemon.vision.cardart import design_faces
+
+    assert enroll.partners_alike(kennard).all()
+    four = dict(zip(ALL_CODES, enroll.partners_alike(design_faces("kennard-4colour")), strict=True))
+    assert not any(four[r + s] for r in "A23456789T" for s in "SHDC"), four
