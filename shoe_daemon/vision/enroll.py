@@ -9,10 +9,12 @@
    is cropped, squared up and named by the order).
 2. :func:`training_samples`: each face through the frame generator's camera model
    (:mod:`shoe_daemon.vision.synth`: felt, light fall-off, glare, motion blur or defocus, gain,
-   gamma, white balance, noise, JPEG, a hand over a corner), at 60-200 px wide, rectified from
-   its outline moved by a few pixels (a detector's error), and described by
+   gamma, white balance, noise, JPEG, a hand over a corner), at 60-200 px wide (a third as the
+   table shows its smallest cards: 60-110 px, any angle, blurred and clipped harder), rectified
+   from its outline moved by a few pixels (a detector's error), and described by
    :func:`shoe_daemon.vision.deck.features`, both ways up.
-3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share; and a
+3. The MLP is trained on them (numpy; a card blurred past its suit's shape taught as either suit
+   of its colour), its softmax temperature fitted on a held-out share; and a
    small corner model (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_mlp`) on their index
    corners' ink maps alone, each corner a sample (:func:`train_corner_model`).
 4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
@@ -166,33 +168,40 @@ def plain_back() -> np.ndarray:
     return img
 
 
+# A third of the training cards are seen as the table shows its smallest cards: 60-110 px, any way
+# round, through the table-stress camera made harsher (motion blur up to 16 px and defocus up to
+# 4 px on a 60-px card, highlights clipped by gain up to 1.8 and glare on the index, JPEG q30-60,
+# red, blue or green felt). With nominal and stress cards alone the classifier had seen few small
+# cards blurred that hard, and swapped suits of one colour on them at 0.99-1.000 (3D read 3H, 9S
+# 9C: docs/camera.md, Limits).
+def _table_condition():
+    from shoe_daemon.vision.synth import CONDITIONS, with_overrides
+
+    return with_overrides(CONDITIONS["table-stress"], motion_blur=(5.0, 16.0), defocus=(1.5, 4.0),
+                          gain=(0.6, 1.8))  # fmt: skip
+
+
 def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
-                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51."""
+                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(x, y, upright grid maps, blurred past its suit): 2 rows per sample (both ways up), labels
+    0-51; the last says of each row whether its card is small and blurred past telling its suit's
+    shape (:func:`blurred_past_suit`)."""
     from shoe_daemon.vision import deck, index
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
     conds = [frame_generator(faces, CONDITIONS["nominal"], seed),
              frame_generator(faces, with_overrides(CONDITIONS["stress"], motion_blur=(2.0, 15.0),
-                                              felts=("green", "red", "blue")), seed + 1)]  # fmt: skip
+                                              felts=("green", "red", "blue")), seed + 1),
+             frame_generator(faces, _table_condition(), seed + 3)]  # fmt: skip
     rng = np.random.default_rng([seed, 0xE11])
-    xs, ys = [], []
+    xs, ys, hard = [], [], []
     t0 = time.time()
     for k, code in enumerate(ALL_CODES):
         face = faces[code]
         for i in range(n_per_card):
-            gen = conds[i % 2]
-            w = rng.uniform(60.0, 200.0)
-            h = w * face.shape[0] / face.shape[1]
-            m = 0.15 * w
-            size_w, size_h = int(w + 2 * m), int(h + 2 * m)
-            canvas = gen._felt(rng, size_w, size_h)
-            quad = np.array([[m, m], [m + w, m], [m + w, m + h], [m, m + h]])
-            quad = quad + rng.normal(0, 0.006 * w, (4, 2))       # not quite square to the camera
-            gen._paste(canvas, face, quad, (code, id(face)))
-            if rng.random() < 0.3:
-                gen._hand(rng, canvas, quad, int(rng.choice([0, 1, 2, 3])), w, [quad])
-            img, _, _ = gen._camera(rng, canvas, w)
+            table = i % 3 == 2
+            img, quad, w, params = sample_image(conds[2 if table else i % 2], rng, face, code, table)
+            hard += [blurred_past_suit(w, params)] * 2
             seen = quad + rng.normal(0, 0.012 * w, (4, 2))       # the detector's outline, off by a little
             card = index.rectify(img, seen)
             white = index.white_balance(card)
@@ -202,11 +211,48 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
         if log and (k + 1) % 13 == 0:
             log(f"  samples: {k + 1}/52 cards ({time.time() - t0:.0f} s)")
     x = np.concatenate(xs)
-    return x, np.array(ys), x[0::2]
+    return x, np.array(ys), x[0::2], np.array(hard)
 
 
-def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
-    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
+# Motion blur this long, or defocus this wide, against the card's width: a suit's shape is gone
+# (a 3D and a 3H, a 9S and a 9C, blurred alike); the deck classifier is taught such a card's suit
+# as a toss-up between the two of its colour (:func:`train_deck_model`). Own seeds 885500-886105,
+# 889500-889605: the deck model's sure wrong suits were of cards 67-104 px under 10-14 px of blur.
+BLUR_PAST_SUIT, DEFOCUS_PAST_SUIT = 0.12, 0.035
+# Each card's partner: the same rank in the other suit of its colour (S-C, H-D).
+PARTNER = np.array([ALL_CODES.index(c[0] + {"S": "C", "C": "S", "H": "D", "D": "H"}[c[1]]) for c in ALL_CODES])
+
+
+def blurred_past_suit(width: float, params: dict) -> bool:
+    """Is a card ``width`` px wide seen through the camera ``params`` too blurred to show its suit's shape?"""
+    return (params.get("motion_blur", 0.0) >= BLUR_PAST_SUIT * width
+            or params.get("defocus", 0.0) >= DEFOCUS_PAST_SUIT * width)  # fmt: skip
+
+
+def sample_image(gen, rng, face: np.ndarray, code: str, table: bool) -> tuple[np.ndarray, np.ndarray, float, dict]:
+    """One training card on the felt through ``gen``'s camera: (image, its true outline, its width,
+    the camera's parameters). ``table``: 60-110 px at any angle, glare aimed at an index."""
+    w = rng.uniform(*gen.condition.card_width) if table else rng.uniform(60.0, 200.0)
+    h = w * face.shape[0] / face.shape[1]
+    quad = np.array([[0, 0], [w, 0], [w, h], [0, h]]) - [w / 2, h / 2]
+    if table:       # any way round, as the table shows it (rectifying resamples it)
+        a = rng.uniform(0, 2 * np.pi)
+        quad = quad @ np.array([[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]])
+    m = 0.15 * w
+    size_w, size_h = int(np.ptp(quad[:, 0]) + 2 * m), int(np.ptp(quad[:, 1]) + 2 * m)
+    quad = quad - quad.min(axis=0) + m
+    canvas = gen._felt(rng, size_w, size_h)
+    quad = quad + rng.normal(0, 0.006 * w, (4, 2))       # not quite square to the camera
+    gen._paste(canvas, face, quad, (code, id(face)))
+    if rng.random() < 0.3:
+        gen._hand(rng, canvas, quad, int(rng.choice([0, 1, 2, 3])), w, [quad])
+    corners = [(None, quad[c] + (quad.mean(axis=0) - quad[c]) * 0.15) for c in (0, 2)]
+    img, _, params = gen._camera(rng, canvas, w, corners if table else ())
+    return img, quad, w, params
+
+
+def clean_features(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """The features of the clean faces on white: (52, 2, D)."""
     from shoe_daemon.vision import deck, index
 
     out = []
@@ -217,9 +263,30 @@ def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
         h, w = bgr.shape[:2]
         card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
         white = index.white_balance(card)
-        x = deck.features(card, index.ink_map(card, white), white)
-        out.append(deck.grid_part(x))
+        out.append(deck.features(card, index.ink_map(card, white), white))
     return np.stack(out)
+
+
+def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
+    from shoe_daemon.vision import deck
+
+    return deck.grid_part(clean_features(faces))
+
+
+# A card and its partner whose inks differ by this much in colour (the red, blue and green shares
+# of the ink, summed) are told apart by colour however blurred: a four-colour deck's 5H and blue
+# 5D differ by 0.44, its 5S and green 5C by 0.11; a two-colour deck's pairs by 0-0.02 (courts too).
+ALIKE = 0.05
+
+
+def partners_alike(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """Per card (52): is its :data:`PARTNER`'s ink of the same colour (so blur can hide which it is)?"""
+    from shoe_daemon.vision import deck
+
+    x = clean_features(faces)[:, 0]
+    colours = deck.colour_part(x).reshape(52, 3, -1).sum(axis=2) / np.maximum(deck.grid_part(x).sum(axis=1), 1e-6)[:, None]
+    return np.abs(colours - colours[PARTNER]).sum(axis=1) < ALIKE
 
 
 # --------------------------------------------------------------------------- training and checking
@@ -420,10 +487,12 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     c0 = time.process_time()
     s = settings
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
-    x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say)
+    x, y, _, hard = training_samples(faces, s.samples_per_card, s.seed, say)
+    alike = partners_alike(faces)
+    hard &= alike[y]
     rng = np.random.default_rng(s.seed)
     held_rows = np.repeat(rng.random(len(x) // 2) < 0.15, 2)
-    mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
+    mlp, acc = train_deck_model(x, y, held_rows, s, say, t0, hard)
     rounds = [round(acc, 4)]
     if acc < s.second_round_below:
         # The classifier is short of data, not of features: font-peek's pip cards differ by their
@@ -432,10 +501,10 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
         # 0.70 -> 0.86, at 44 a card 0.93. The other decks (0.97-0.99) train as before.
         say(f"held-out sample accuracy {acc * 100:.1f} %: a second round of {52 * s.samples_per_card} "
             "training cards ...")  # fmt: skip
-        x2, y2, _ = training_samples(faces, s.samples_per_card, s.seed + 2, say)
-        x, y = np.concatenate([x, x2]), np.concatenate([y, y2])
+        x2, y2, _, hard2 = training_samples(faces, s.samples_per_card, s.seed + 2, say)
+        x, y, hard = np.concatenate([x, x2]), np.concatenate([y, y2]), np.concatenate([hard, hard2 & alike[y2]])
         held_rows = np.concatenate([held_rows, np.repeat(rng.random(len(x2) // 2) < 0.15, 2)])
-        mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
+        mlp, acc = train_deck_model(x, y, held_rows, s, say, t0, hard)
         rounds.append(round(acc, 4))
     n = len(x) // 2
     # Each card's look: the mean standardised features of its training samples, upright (row 0)
@@ -466,11 +535,22 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     return EnrolResult(model, val, secs, cpu)
 
 
-def train_deck_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, say, t0: float):
+def train_deck_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, say, t0: float,
+                     hard: np.ndarray | None = None):  # fmt: skip
     """The deck classifier trained on the rows not held out, its softmax temperature fitted on
-    those held out, and its accuracy there."""
-    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
-    return _fit(x[~held_rows], y[~held_rows], x[held_rows], y[held_rows], s, s.seed)
+    those held out, and its accuracy there (on those not ``hard``). Each ``hard`` row trained on
+    (blurred past its suit) is also given as its partner card (:data:`PARTNER`): the classifier
+    learns such a card's suit is a toss-up, not a sure reading of either."""
+    xt, yt = x[~held_rows], y[~held_rows]
+    if hard is not None:
+        twins = hard & ~held_rows
+        xt, yt = np.concatenate([xt, x[twins]]), np.concatenate([yt, PARTNER[y[twins]]])
+    say(f"training the classifier on {len(xt)} rows ({time.time() - t0:.0f} s) ...")
+    mlp, acc = _fit(xt, yt, x[held_rows], y[held_rows], s, s.seed)
+    if hard is not None:    # its accuracy where a suit can be told (a toss-up is no error)
+        told = held_rows & ~hard
+        acc = float((mlp.proba(x[told]).argmax(axis=1) == y[told]).mean())
+    return mlp, acc
 
 
 def _fit(xt: np.ndarray, yt: np.ndarray, xh: np.ndarray, yh: np.ndarray, s: Settings, seed: int):
