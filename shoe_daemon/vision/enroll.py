@@ -13,8 +13,7 @@
    table shows its smallest cards: 60-110 px, any angle, blurred and clipped harder), rectified
    from its outline moved by a few pixels (a detector's error), and described by
    :func:`shoe_daemon.vision.deck.features`, both ways up.
-3. The MLP is trained on them (numpy; a card blurred past its suit's shape taught as either suit
-   of its colour), its softmax temperature fitted on a held-out share; and a
+3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share; and a
    small corner model (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_mlp`) on their index
    corners' ink maps alone, each corner a sample (:func:`train_corner_model`).
 4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
@@ -182,10 +181,8 @@ def _table_condition():
 
 
 def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
-                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """(x, y, upright grid maps, blurred past its suit): 2 rows per sample (both ways up), labels
-    0-51; the last says of each row whether its card is small and blurred past telling its suit's
-    shape (:func:`blurred_past_suit`)."""
+                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51."""
     from shoe_daemon.vision import deck, index
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
@@ -194,14 +191,13 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
                                               felts=("green", "red", "blue")), seed + 1),
              frame_generator(faces, _table_condition(), seed + 3)]  # fmt: skip
     rng = np.random.default_rng([seed, 0xE11])
-    xs, ys, hard = [], [], []
+    xs, ys = [], []
     t0 = time.time()
     for k, code in enumerate(ALL_CODES):
         face = faces[code]
         for i in range(n_per_card):
             table = i % 3 == 2
-            img, quad, w, params = sample_image(conds[2 if table else i % 2], rng, face, code, table)
-            hard += [blurred_past_suit(w, params)] * 2
+            img, quad, w, _params = sample_image(conds[2 if table else i % 2], rng, face, code, table)
             seen = quad + rng.normal(0, 0.012 * w, (4, 2))       # the detector's outline, off by a little
             card = index.rectify(img, seen)
             white = index.white_balance(card)
@@ -211,22 +207,7 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
         if log and (k + 1) % 13 == 0:
             log(f"  samples: {k + 1}/52 cards ({time.time() - t0:.0f} s)")
     x = np.concatenate(xs)
-    return x, np.array(ys), x[0::2], np.array(hard)
-
-
-# Motion blur this long, or defocus this wide, against the card's width: a suit's shape is gone
-# (a 3D and a 3H, a 9S and a 9C, blurred alike); the deck classifier is taught such a card's suit
-# as a toss-up between the two of its colour (:func:`train_deck_model`). Own seeds 885500-886105,
-# 889500-889605: the deck model's sure wrong suits were of cards 67-104 px under 10-14 px of blur.
-BLUR_PAST_SUIT, DEFOCUS_PAST_SUIT = 0.12, 0.035
-# Each card's partner: the same rank in the other suit of its colour (S-C, H-D).
-PARTNER = np.array([ALL_CODES.index(c[0] + {"S": "C", "C": "S", "H": "D", "D": "H"}[c[1]]) for c in ALL_CODES])
-
-
-def blurred_past_suit(width: float, params: dict) -> bool:
-    """Is a card ``width`` px wide seen through the camera ``params`` too blurred to show its suit's shape?"""
-    return (params.get("motion_blur", 0.0) >= BLUR_PAST_SUIT * width
-            or params.get("defocus", 0.0) >= DEFOCUS_PAST_SUIT * width)  # fmt: skip
+    return x, np.array(ys), x[0::2]
 
 
 def sample_image(gen, rng, face: np.ndarray, code: str, table: bool) -> tuple[np.ndarray, np.ndarray, float, dict]:
@@ -251,8 +232,8 @@ def sample_image(gen, rng, face: np.ndarray, code: str, table: bool) -> tuple[np
     return img, quad, w, params
 
 
-def clean_features(faces: dict[str, np.ndarray]) -> np.ndarray:
-    """The features of the clean faces on white: (52, 2, D)."""
+def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
+    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
     from shoe_daemon.vision import deck, index
 
     out = []
@@ -263,30 +244,9 @@ def clean_features(faces: dict[str, np.ndarray]) -> np.ndarray:
         h, w = bgr.shape[:2]
         card = index.rectify(bgr, np.float32([[0, 0], [w, 0], [w, h], [0, h]]))
         white = index.white_balance(card)
-        out.append(deck.features(card, index.ink_map(card, white), white))
+        x = deck.features(card, index.ink_map(card, white), white)
+        out.append(deck.grid_part(x))
     return np.stack(out)
-
-
-def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
-    """The ink maps of the clean faces on white, each way up: (52, 2, grid)."""
-    from shoe_daemon.vision import deck
-
-    return deck.grid_part(clean_features(faces))
-
-
-# A card and its partner whose inks differ by this much in colour (the red, blue and green shares
-# of the ink, summed) are told apart by colour however blurred: a four-colour deck's 5H and blue
-# 5D differ by 0.44, its 5S and green 5C by 0.11; a two-colour deck's pairs by 0-0.02 (courts too).
-ALIKE = 0.05
-
-
-def partners_alike(faces: dict[str, np.ndarray]) -> np.ndarray:
-    """Per card (52): is its :data:`PARTNER`'s ink of the same colour (so blur can hide which it is)?"""
-    from shoe_daemon.vision import deck
-
-    x = clean_features(faces)[:, 0]
-    colours = deck.colour_part(x).reshape(52, 3, -1).sum(axis=2) / np.maximum(deck.grid_part(x).sum(axis=1), 1e-6)[:, None]
-    return np.abs(colours - colours[PARTNER]).sum(axis=1) < ALIKE
 
 
 # --------------------------------------------------------------------------- training and checking
@@ -487,12 +447,10 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     c0 = time.process_time()
     s = settings
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
-    x, y, _, hard = training_samples(faces, s.samples_per_card, s.seed, say)
-    alike = partners_alike(faces)
-    hard &= alike[y]
+    x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say)
     rng = np.random.default_rng(s.seed)
     held_rows = np.repeat(rng.random(len(x) // 2) < 0.15, 2)
-    mlp, acc = train_deck_model(x, y, held_rows, s, say, t0, hard)
+    mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
     rounds = [round(acc, 4)]
     if acc < s.second_round_below:
         # The classifier is short of data, not of features: font-peek's pip cards differ by their
@@ -501,10 +459,10 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
         # 0.70 -> 0.86, at 44 a card 0.93. The other decks (0.97-0.99) train as before.
         say(f"held-out sample accuracy {acc * 100:.1f} %: a second round of {52 * s.samples_per_card} "
             "training cards ...")  # fmt: skip
-        x2, y2, _, hard2 = training_samples(faces, s.samples_per_card, s.seed + 2, say)
-        x, y, hard = np.concatenate([x, x2]), np.concatenate([y, y2]), np.concatenate([hard, hard2 & alike[y2]])
+        x2, y2, _ = training_samples(faces, s.samples_per_card, s.seed + 2, say)
+        x, y = np.concatenate([x, x2]), np.concatenate([y, y2])
         held_rows = np.concatenate([held_rows, np.repeat(rng.random(len(x2) // 2) < 0.15, 2)])
-        mlp, acc = train_deck_model(x, y, held_rows, s, say, t0, hard)
+        mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
         rounds.append(round(acc, 4))
     n = len(x) // 2
     # Each card's look: the mean standardised features of its training samples, upright (row 0)
@@ -535,22 +493,11 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     return EnrolResult(model, val, secs, cpu)
 
 
-def train_deck_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, say, t0: float,
-                     hard: np.ndarray | None = None):  # fmt: skip
+def train_deck_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, say, t0: float):
     """The deck classifier trained on the rows not held out, its softmax temperature fitted on
-    those held out, and its accuracy there (on those not ``hard``). Each ``hard`` row trained on
-    (blurred past its suit) is also given as its partner card (:data:`PARTNER`): the classifier
-    learns such a card's suit is a toss-up, not a sure reading of either."""
-    xt, yt = x[~held_rows], y[~held_rows]
-    if hard is not None:
-        twins = hard & ~held_rows
-        xt, yt = np.concatenate([xt, x[twins]]), np.concatenate([yt, PARTNER[y[twins]]])
-    say(f"training the classifier on {len(xt)} rows ({time.time() - t0:.0f} s) ...")
-    mlp, acc = _fit(xt, yt, x[held_rows], y[held_rows], s, s.seed)
-    if hard is not None:    # its accuracy where a suit can be told (a toss-up is no error)
-        told = held_rows & ~hard
-        acc = float((mlp.proba(x[told]).argmax(axis=1) == y[told]).mean())
-    return mlp, acc
+    those held out, and its accuracy there."""
+    say(f"training the classifier on {int((~held_rows).sum())} rows ({time.time() - t0:.0f} s) ...")
+    return _fit(x[~held_rows], y[~held_rows], x[held_rows], y[held_rows], s, s.seed)
 
 
 def _fit(xt: np.ndarray, yt: np.ndarray, xh: np.ndarray, yh: np.ndarray, s: Settings, seed: int):
