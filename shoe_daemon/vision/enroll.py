@@ -9,9 +9,8 @@
    is cropped, squared up and named by the order).
 2. :func:`training_samples`: each face through the frame generator's camera model
    (:mod:`shoe_daemon.vision.synth`: felt, light fall-off, glare, motion blur or defocus, gain,
-   gamma, white balance, noise, JPEG, a hand over a corner), at 60-200 px wide (a third as the
-   table shows its smallest cards: 60-110 px, any angle, blurred and clipped harder), rectified
-   from its outline moved by a few pixels (a detector's error), and described by
+   gamma, white balance, noise, JPEG, a hand over a corner), at 60-200 px wide, rectified from
+   its outline moved by a few pixels (a detector's error), and described by
    :func:`shoe_daemon.vision.deck.features`, both ways up.
 3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share; and a
    small corner model (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_mlp`) on their index
@@ -167,19 +166,6 @@ def plain_back() -> np.ndarray:
     return img
 
 
-# A third of the training cards are seen as the table shows its smallest cards: 60-110 px, any way
-# round, through the table-stress camera made harsher (motion blur up to 16 px and defocus up to
-# 4 px on a 60-px card, highlights clipped by gain up to 1.8 and glare on the index, JPEG q30-60,
-# red, blue or green felt). With nominal and stress cards alone the classifier had seen few small
-# cards blurred that hard, and swapped suits of one colour on them at 0.99-1.000 (3D read 3H, 9S
-# 9C: docs/camera.md, Limits).
-def _table_condition():
-    from shoe_daemon.vision.synth import CONDITIONS, with_overrides
-
-    return with_overrides(CONDITIONS["table-stress"], motion_blur=(5.0, 16.0), defocus=(1.5, 4.0),
-                          gain=(0.6, 1.8))  # fmt: skip
-
-
 def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
                      log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51."""
@@ -188,16 +174,25 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
 
     conds = [frame_generator(faces, CONDITIONS["nominal"], seed),
              frame_generator(faces, with_overrides(CONDITIONS["stress"], motion_blur=(2.0, 15.0),
-                                              felts=("green", "red", "blue")), seed + 1),
-             frame_generator(faces, _table_condition(), seed + 3)]  # fmt: skip
+                                              felts=("green", "red", "blue")), seed + 1)]  # fmt: skip
     rng = np.random.default_rng([seed, 0xE11])
     xs, ys = [], []
     t0 = time.time()
     for k, code in enumerate(ALL_CODES):
         face = faces[code]
         for i in range(n_per_card):
-            table = i % 3 == 2
-            img, quad, w, _params = sample_image(conds[2 if table else i % 2], rng, face, code, table)
+            gen = conds[i % 2]
+            w = rng.uniform(60.0, 200.0)
+            h = w * face.shape[0] / face.shape[1]
+            m = 0.15 * w
+            size_w, size_h = int(w + 2 * m), int(h + 2 * m)
+            canvas = gen._felt(rng, size_w, size_h)
+            quad = np.array([[m, m], [m + w, m], [m + w, m + h], [m, m + h]])
+            quad = quad + rng.normal(0, 0.006 * w, (4, 2))       # not quite square to the camera
+            gen._paste(canvas, face, quad, (code, id(face)))
+            if rng.random() < 0.3:
+                gen._hand(rng, canvas, quad, int(rng.choice([0, 1, 2, 3])), w, [quad])
+            img, _, _ = gen._camera(rng, canvas, w)
             seen = quad + rng.normal(0, 0.012 * w, (4, 2))       # the detector's outline, off by a little
             card = index.rectify(img, seen)
             white = index.white_balance(card)
@@ -208,28 +203,6 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
             log(f"  samples: {k + 1}/52 cards ({time.time() - t0:.0f} s)")
     x = np.concatenate(xs)
     return x, np.array(ys), x[0::2]
-
-
-def sample_image(gen, rng, face: np.ndarray, code: str, table: bool) -> tuple[np.ndarray, np.ndarray, float, dict]:
-    """One training card on the felt through ``gen``'s camera: (image, its true outline, its width,
-    the camera's parameters). ``table``: 60-110 px at any angle, glare aimed at an index."""
-    w = rng.uniform(*gen.condition.card_width) if table else rng.uniform(60.0, 200.0)
-    h = w * face.shape[0] / face.shape[1]
-    quad = np.array([[0, 0], [w, 0], [w, h], [0, h]]) - [w / 2, h / 2]
-    if table:       # any way round, as the table shows it (rectifying resamples it)
-        a = rng.uniform(0, 2 * np.pi)
-        quad = quad @ np.array([[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]])
-    m = 0.15 * w
-    size_w, size_h = int(np.ptp(quad[:, 0]) + 2 * m), int(np.ptp(quad[:, 1]) + 2 * m)
-    quad = quad - quad.min(axis=0) + m
-    canvas = gen._felt(rng, size_w, size_h)
-    quad = quad + rng.normal(0, 0.006 * w, (4, 2))       # not quite square to the camera
-    gen._paste(canvas, face, quad, (code, id(face)))
-    if rng.random() < 0.3:
-        gen._hand(rng, canvas, quad, int(rng.choice([0, 1, 2, 3])), w, [quad])
-    corners = [(None, quad[c] + (quad.mean(axis=0) - quad[c]) * 0.15) for c in (0, 2)]
-    img, _, params = gen._camera(rng, canvas, w, corners if table else ())
-    return img, quad, w, params
 
 
 def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:

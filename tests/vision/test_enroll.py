@@ -87,10 +87,8 @@ def test_enroll_an_unseen_jumbo_deck_end_to_end(face_dir, tmp_path, jumbo):
     data = json.loads(out.read_text())
     assert data["format"] == "deck" and data["info"]["validation"]["nominal"]["cards"] > 0
     assert data["index_scale"] == 2.0, data["index_scale"]    # a jumbo index: read at the jumbo scale first
-    # The corner model (one index corner alone) is trained too, and reads the deck's corners (10x
-    # chance: --quick's 10 cards a card, a third of them small, blurred, clipped table cards, read
-    # 0.20 of the held-out corners; a full enrolment 0.86).
-    assert data["corner_mlp"] is not None and data["info"]["corner_accuracy"] > 0.15, data["info"]
+    # The corner model (one index corner alone) is trained too, and reads the deck's corners.
+    assert data["corner_mlp"] is not None and data["info"]["corner_accuracy"] > 0.3, data["info"]
     assert len(data["info"]["sample_accuracy_by_round"]) == 1      # --quick: no second round
     gen = FrameGenerator(jumbo, [plain_back()], "nominal", seed=4242)
     frames = [gen.frame(i) for i in range(4)]
