@@ -166,6 +166,10 @@ TWO_MIN_OUTER = 1.18    # the quadrilateral round them this large (sqrt area) ag
 TWO_MIN_INNER = 0.84    # ... and each of the two this large
 
 
+def _area(cand: Candidate) -> float:
+    return abs(cv2.contourArea(cand.quad))
+
+
 def _holds_two(cand: Candidate, found: list[Candidate]) -> bool:
     """Does ``cand``, not a clean outline and larger than the frame's cards, hold two of them side by side?
 
@@ -182,14 +186,13 @@ def _holds_two(cand: Candidate, found: list[Candidate]) -> bool:
              and cv2.pointPolygonTest(poly, tuple(float(v) for v in o.quad.mean(axis=0)), False) > 0]
     pairs = [(a, b) for k, a in enumerate(inner) for b in inner[k + 1:]
              if np.linalg.norm(a.quad.mean(axis=0) - b.quad.mean(axis=0)) >= TWO_MIN_APART * short]
-    others = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in found if o is not cand and not any(o is i for i in inner)]
+    others = [math.sqrt(_area(o)) for o in found if o is not cand and not any(o is i for i in inner)]
     if not pairs or len(others) < 2:
         return False
     med = float(np.median(others))
-    if math.sqrt(abs(cv2.contourArea(cand.quad))) < TWO_MIN_OUTER * med:
+    if math.sqrt(_area(cand)) < TWO_MIN_OUTER * med:
         return False
-    return any(min(abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))) >= (TWO_MIN_INNER * med) ** 2
-               for a, b in pairs)
+    return any(min(_area(a), _area(b)) >= (TWO_MIN_INNER * med) ** 2 for a, b in pairs)
 
 
 PIECES_MIN_FILL = 0.85   # share of the rectangle round two pieces of a card that the two cover
@@ -211,11 +214,11 @@ def _join_pieces(found: list[Candidate]) -> list[Candidate]:
         for b in loose[k + 1:]:
             if not any(a is o for o in out) or not any(b is o for o in out):
                 continue
-            others = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in out if o is not a and o is not b]
+            others = [math.sqrt(_area(o)) for o in out if o is not a and o is not b]
             if len(others) < 2:
                 continue
             med = float(np.median(others))
-            area_a, area_b = abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))
+            area_a, area_b = _area(a), _area(b)
             if max(area_a, area_b) >= (TWO_MIN_INNER * med) ** 2:
                 continue
             rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
@@ -270,7 +273,7 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
         early(None)
     # A region too small to hold a card of the size of the frame's cards (a chip's white ring) is
     # not looked into: the recogniser drops a card under MIN_SIZE_RATIO (0.6) of the others' size.
-    sizes = [math.sqrt(abs(cv2.contourArea(o.quad))) for o in found]
+    sizes = [math.sqrt(_area(o)) for o in found]
     floor = RETRY_MIN_SIZE * float(np.median(sizes)) if len(sizes) >= 3 else 0.0
     for c, area, shape, why in pending:
         (_, _), (rw, rh), _ = cv2.minAreaRect(c)
@@ -316,8 +319,8 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     keep = []
     for cand in found:
         centre = cand.quad.mean(axis=0)
-        area = abs(cv2.contourArea(cand.quad))
-        if any(o is not cand and abs(cv2.contourArea(o.quad)) > area
+        area = _area(cand)
+        if any(o is not cand and _area(o) > area
                and cv2.pointPolygonTest(o.quad.reshape(-1, 1, 2), (float(centre[0]), float(centre[1])), False) > 0
                for o in found):  # fmt: skip
             rejected.append((cand.quad, "inside another card"))
