@@ -794,18 +794,17 @@ class CardBatch:
         from shoe_daemon.vision import index
 
         for r in corners:
-            if r.rank_raster is not None:
-                slots["rank"].append(len(self.rank_r))
-                self.rank_r.append(r.rank_raster)
-                self.rank_b.append(index.norm_box(r.rank_box, r.scale))
-            else:
-                slots["rank"].append(None)
-            if r.suit_raster is not None:
-                slots["suit"].append(len(self.suit_r))
-                self.suit_r.append(r.suit_raster)
-                self.suit_b.append(index.norm_box(r.suit_box, r.scale))
-            else:
-                slots["suit"].append(None)
+            slots["rank"].append(None if r.rank_raster is None else
+                                 self._queue(self.rank_r, self.rank_b, r.rank_raster, index.norm_box(r.rank_box, r.scale)))
+            slots["suit"].append(None if r.suit_raster is None else
+                                 self._queue(self.suit_r, self.suit_b, r.suit_raster, index.norm_box(r.suit_box, r.scale)))
+
+    @staticmethod
+    def _queue(rasters: list, boxes: list, raster, box) -> int:
+        """A glyph (``raster``, its ``box``) queued for its classifier's batch: its row there."""
+        rasters.append(raster)
+        boxes.append(box)
+        return len(rasters) - 1
 
     def add(self, frame_bgr: np.ndarray, cand) -> None:
         """Candidate ``cand`` of ``frame_bgr``: everything of it that needs no classifier."""
@@ -834,9 +833,7 @@ class CardBatch:
         if pip.kind == "pips":
             for b in pip.pips[:4]:
                 raster, _ = pips.pip_raster(ink, b, index.SUIT_SIZE)
-                slots["pip"].append(len(self.suit_r))
-                self.suit_r.append(raster)
-                self.suit_b.append(b)
+                slots["pip"].append(self._queue(self.suit_r, self.suit_b, raster, b))
         self.per_card.append((cand, corners, pip, slots, (card, ink, white)))
         self.order.append(n)
 
