@@ -288,16 +288,15 @@ def calibrate(model, faces, frames: int, seed: int) -> tuple[float, float, dict]
                 small = _width(quad) < SMALL
                 near = [tc for tc in f.face_up
                         if np.hypot(*(tc.centre - centre)) < 0.3 * np.linalg.norm(tc.quad[1] - tc.quad[0])]
-                if hand:        # the frames with a hand forced set the corner model's floors alone
-                    pass
-                elif not near:
-                    other.append(dr.match)
-                elif dr.card == near[0].code:
-                    right.append((dr.p_card, dr.match, small))
-                else:
-                    wrong.append((dr.p_card, dr.match, small))
-                if dr.generic is not None and dr.generic == dr.card and not hand:
-                    agreements.append((dr.p_generic, dr.p_card, bool(near) and dr.card == near[0].code))
+                if not hand:    # the frames with a hand forced set the corner model's floors alone
+                    if not near:
+                        other.append(dr.match)
+                    elif dr.card == near[0].code:
+                        right.append((dr.p_card, dr.match, small))
+                    else:
+                        wrong.append((dr.p_card, dr.match, small))
+                    if dr.generic is not None and dr.generic == dr.card:
+                        agreements.append((dr.p_generic, dr.p_card, bool(near) and dr.card == near[0].code))
                 if dr.corner is not None and dr.corner == dr.generic:
                     corner_agreements.append((dr.p_generic, dr.p_corner, bool(near) and dr.corner == near[0].code))
     min_p, min_match, stats = choose_thresholds(right, wrong, other)
