@@ -5,8 +5,8 @@ features) is ~3 ms of many small numpy and OpenCV steps that hold the GIL: two t
 process read a frame's cards slower than one. Two processes do not share a GIL: with
 ``[camera.recognizer] workers = 1`` a :class:`CardWorker` process reads part of a frame's cards
 while the recogniser reads the others, and a table PC's second core, idle while the camera
-reads, shortens the frame. Detection hands it two of every three cards of its first pass as
-they are found (:meth:`begin`, :meth:`add`; each is read at once) and ends its share when that
+reads, shortens the frame. Detection hands it cards of its first pass (the first two, then
+every second) as they are found (:meth:`begin`, :meth:`add`; each is read at once) and ends its share when that
 pass is over (:meth:`end`: the worker classifies and decides them), so the worker reads while
 the caller still detects (the later passes: cards split from a hand, dim cards, corners); the
 caller reads the rest. A frame whose first pass found no card gives it every second card after

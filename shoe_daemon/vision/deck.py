@@ -66,7 +66,9 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     colours = []
     for x, y, z in ((r, g, b), (b, g, r), (g, r, b)):
         d = cv2.subtract(x, cv2.max(y, z))
-        colours.append(np.clip(d, 0, 1, out=d))
+        # Clipped to 0..1 by two thresholds in place (above 1: 1; 0 or below: 0): np.clip's floats, sooner.
+        cv2.threshold(d, 1.0, 1.0, cv2.THRESH_TRUNC, dst=d)
+        colours.append(cv2.threshold(d, 0.0, 0.0, cv2.THRESH_TOZERO, dst=d)[1])
     h, w = ink.shape
     cw, ch = int(CORNER_BOX[0] * w), int(CORNER_BOX[1] * h)
     # Area resizing commutes with a half turn, so the turned card's maps are the upright ones
@@ -75,7 +77,7 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     grid = cv2.resize(ink, GRID, interpolation=area)
     # Maps of one size resized at once, as the channels of one image: each channel comes out as
     # it does alone (the same floats), in a third of the time.
-    corners = cv2.resize(cv2.merge([ink[:ch, :cw], ink[h - ch:, w - cw:][::-1, ::-1]]), CORNER, interpolation=area)
+    corners = cv2.resize(cv2.merge([ink[:ch, :cw], cv2.flip(ink[h - ch:, w - cw:], -1)]), CORNER, interpolation=area)
     tl, br = corners[..., 0], corners[..., 1]
     merged = cv2.resize(cv2.merge(colours), COLOUR, interpolation=area)
     cols = [merged[..., k] for k in range(len(colours))]

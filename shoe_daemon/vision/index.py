@@ -374,14 +374,15 @@ def corner_roi(card: np.ndarray, ink: np.ndarray, corner: int, scale: float = 1.
     """
     rw, rh = roi_size(scale)
     if corner == 0:
-        part, inkp = card[:rh, :rw], ink[:rh, :rw]
-    elif corner == 2:
-        part, inkp = card[CH - rh:, CW - rw:][::-1, ::-1], ink[CH - rh:, CW - rw:][::-1, ::-1]
+        return np.ascontiguousarray(card[:rh, :rw]), np.ascontiguousarray(ink[:rh, :rw])
+    # Turned or mirrored by OpenCV: the same pixels, ~5x sooner than numpy's copy of a reversed view.
+    if corner == 2:
+        part, inkp, flip = card[CH - rh:, CW - rw:], ink[CH - rh:, CW - rw:], -1
     elif corner == 1:
-        part, inkp = card[:rh, CW - rw:][:, ::-1], ink[:rh, CW - rw:][:, ::-1]
+        part, inkp, flip = card[:rh, CW - rw:], ink[:rh, CW - rw:], 1
     else:
-        part, inkp = card[CH - rh:, :rw][::-1], ink[CH - rh:, :rw][::-1]
-    return np.ascontiguousarray(part), np.ascontiguousarray(inkp)
+        part, inkp, flip = card[CH - rh:, :rw], ink[CH - rh:, :rw], 0
+    return cv2.flip(part, flip), cv2.flip(inkp, flip)
 
 
 def read_corner(card: np.ndarray, ink: np.ndarray, white: np.ndarray, corner: int,
