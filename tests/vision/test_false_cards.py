@@ -145,3 +145,34 @@ def test_a_quadrilateral_following_glare_round_a_card_is_not_reported(recognizer
     assert len(res.cards) >= 2
     assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
     assert any(why.startswith("too large for a card here") for _, why in res.rejected)
+
+
+def test_a_corner_card_reaches_to_the_end_of_its_cards_white():
+    """A JH with a bend in its outline beside the 6D (own seed 881204, kennard-jumbo, frame 103):
+    its whole-size hypotheses all held the bend, and one placed across it at 0.8 of the frame's
+    card size was taken, a 70-px "card" on the JH's top (reported `unknown`: a false card, the JH
+    not found). Its inner side reached out to where the JH's white ends, it is the JH."""
+    from shoe_daemon.vision import detect
+
+    f = _frame("kennard-jumbo", 881204, 103)
+    found, _ = detect.find_cards(f.image)
+    assert all(_matches(c.quad, f) for c in found)
+    jh = next(t for t in f.cards if t.code == "JH")
+    assert any(np.linalg.norm(c.quad.mean(axis=0) - jh.centre) < 0.3 * _width(jh) for c in found)
+
+
+def test_reach_moves_an_inner_side_to_a_narrow_strips_end_not_across_another_card():
+    """The rule itself, on a drawn region: a 90x126 card, and a hypothesis on its top-left corner
+    placed across it at 100x70 (its inner side across the card's face): reached to the card's
+    end (126). The same hypothesis where a second card lies beyond (the white runs on for a
+    card): left as it is. Its outline sides are never moved."""
+    from shoe_daemon.vision.partial import _reach
+
+    mask = np.zeros((400, 500), np.uint8)
+    mask[100:226, 100:190] = 1                        # one card, 90 wide, 126 tall
+    hyp = np.float64([[100, 100], [190, 100], [190, 170], [100, 170]])   # seen corner (100, 100)
+    got = _reach(hyp, mask, 90.0)
+    assert np.allclose(got[:2], hyp[:2]) and np.allclose(got[2:, 1], 225, atol=1.5)
+    mask[226:352, 100:190] = 1                        # a second card beyond: white for a card
+    assert np.allclose(_reach(hyp, mask, 90.0), hyp)
+
