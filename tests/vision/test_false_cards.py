@@ -176,3 +176,34 @@ def test_reach_moves_an_inner_side_to_a_narrow_strips_end_not_across_another_car
     mask[226:352, 100:190] = 1                        # a second card beyond: white for a card
     assert np.allclose(_reach(hyp, mask, 90.0), hyp)
 
+
+@pytest.mark.parametrize("design,seed,index,place", [
+    ("kennard", 881201, 46, (1086, 626)),
+    ("kennard-4colour-jumbo", 881207, 68, (588, 109)),
+])  # fmt: skip
+def test_a_blurred_back_with_glyph_like_corners_is_no_card(recognizer, design, seed, index, place):
+    """Blurred backs (own seeds, table stress) whose lattice reads as pip-wide ink and whose corners
+    as rank glyphs were reported `unknown` face-up cards with the shipped model. Their "paper"
+    (the lattice's lighter parts) is 0.59-0.62 of their white border's stock; no card now."""
+    from shoe_daemon.vision.zones import parse_zones
+
+    f = _frame(design, seed, index)
+    back = next(t for t in f.cards if t.code is None and np.linalg.norm(t.centre - place) < 10)
+    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+    assert res.cards
+    assert not any(np.linalg.norm(np.mean(c.quad, axis=0) - back.centre) < 0.3 * _width(back) for c in res.cards)
+    assert any(why.endswith("a back") for _, why in res.rejected if isinstance(why, str))
+
+
+def test_paper_of_border_tells_a_face_from_a_back(faces, backs):
+    """A face's paper is its border's stock (about 1); a dark back inside a white border is far below."""
+    import cv2
+
+    from shoe_daemon.vision.index import CH, CW
+    from shoe_daemon.vision.presence import MIN_PAPER_OF_BORDER, paper_of_border
+
+    face = cv2.resize(faces["7H"][..., :3], (CW, CH))
+    assert paper_of_border(face) > 0.9
+    back = np.full((CH, CW, 3), 200, np.uint8)
+    back[12:-12, 12:-12] = 90                          # a dark back inside a white border
+    assert paper_of_border(back) < MIN_PAPER_OF_BORDER
