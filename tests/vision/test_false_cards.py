@@ -207,3 +207,27 @@ def test_paper_of_border_tells_a_face_from_a_back(faces, backs):
     back = np.full((CH, CW, 3), 200, np.uint8)
     back[12:-12, 12:-12] = 90                          # a dark back inside a white border
     assert paper_of_border(back) < MIN_PAPER_OF_BORDER
+
+
+def test_a_backs_square_inner_panel_does_not_set_the_frames_card_size(recognizer):
+    """A back's inner panel, a clean 47x55-px outline in a 109-px back (own seed 881118, responsive,
+    table stress, frame 74), set the frame's card size: two 52-px pieces of a 101-px KD were taken
+    from its corners as cards (one reported `unknown`: a false card), and the 6S, 2x their size,
+    dropped as too large. A quadrilateral squarer than a card's proportions sets the size only when
+    nothing else does."""
+    from shoe_daemon.vision.detect import card_size
+    from shoe_daemon.vision.quad import Candidate
+    from shoe_daemon.vision.zones import parse_zones
+
+    def cand(w, hh):
+        return Candidate(np.float32([[0, 0], [w, 0], [w, hh], [0, hh]]), 1.0, 1.0, hh / w)
+
+    assert card_size([cand(47, 55), cand(109, 161)]) == pytest.approx(109)
+    assert card_size([cand(47, 55)]) == pytest.approx(47)
+
+    f = _frame("responsive", 881118, 74)
+    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+    assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
+    for code in ("KD", "6S"):
+        t = next(t for t in f.cards if t.code == code)
+        assert any(np.linalg.norm(np.mean(c.quad, axis=0) - t.centre) < 0.3 * _width(t) for c in res.cards)
