@@ -113,6 +113,11 @@ def card_size(found: list[Candidate]) -> float | None:
     """
     if not found:
         return None
+    # A quadrilateral squarer than a card's proportions (a clean outline, taken down to
+    # CLEAN_MIN_RATIO) sets it only when nothing else does: a back's inner panel, 47x55 px in a
+    # 109-px back, made the frame's cards 47 px and two pieces of a 101-px KD "cards" (own seed
+    # 881118, responsive, table stress, frame 74).
+    found = [c for c in found if c.ratio >= RATIO_RANGE[0]] or found
     sizes = sorted(short_side(c.quad) for c in found)
     return float(np.median([x for x in sizes if x <= 1.2 * sizes[0]]))
 

@@ -90,6 +90,13 @@ COVER_MIN_RING = 0.1       # share of the region's outline along which a sleeve 
 # Card sizes tried for such a card: its size is measured again on the side that shows (_complete).
 COVER_SCALES = (0.9, 1.0)
 COVER_TILE = 32            # px: the cover about a region is worked out in tiles of this size, where looked at
+# A corner card's inner sides are where the region's outline gave no side: placed at the frame's
+# card size, an inner side may lie across a larger card's face (a 70-px "card" on the top of an
+# 89-px JH whose own outline a bend beside it broke; own seed 881204, table stress, frame 103).
+# Beyond such a side the white ends within a strip narrower than REACH_MAX of a card's width: the
+# card reaches to there. Beyond a side that meets another card, the white runs on for a card.
+REACH_MAX = 0.7            # widest strip (share of the frame's card width) taken as the rest of the card
+REACH_FILL = 0.5           # share of the side (its middle) along which the strip is white, to reach on
 
 
 def _quad_fill(mask: np.ndarray, quad: np.ndarray, also: np.ndarray | _Cover | None = None) -> float:
@@ -252,31 +259,70 @@ def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None) -> list[Candid
         # so a hypothesis this close to a card already taken is not refitted to be dropped.
         if any(np.linalg.norm(o.quad.mean(axis=0) - quad.mean(axis=0)) < 0.18 * short for o in out):
             continue
-        # Refit each side to the outline where it runs along it (else keep the hypothesis's side).
-        fitted = lines_quad([fit_side(pts, quad[i], quad[(i + 1) % 4], tol) for i in range(4)])
-        if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
-            quad = fitted
-        quad = order_corners(quad)
-        if cover is not None:
-            quad = _complete(quad, mask)
-            if quad is None or _quad_fill(mask, quad, cover) < COVER_MIN_FILL:
-                continue
-        # A refit that leaves the card sizes looked for ran along something else (the side of the
-        # card beside it, a blurred edge): its quadrilateral is no card's (a 52-px "card" on half
-        # of a 68-px frame's blurred 7S, on a benchmark frame of table stress).
-        if not CORNER_SCALES[0] <= short_side(quad) / short <= CORNER_SCALES[-1]:
-            continue
-        centre = quad.mean(axis=0)
-        if any(np.linalg.norm(o.quad.mean(axis=0) - centre) < 0.4 * short for o in out):
-            continue
-        sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
-        ratio = (sides[1] + sides[3]) / max(sides[0] + sides[2], 1e-6)
-        if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
-            continue
-        if quad[:, 0].min() < 1 or quad[:, 1].min() < 1 or quad[:, 0].max() > w - 2 or quad[:, 1].max() > h - 2:
-            continue
-        out.append(Candidate(np.float32(quad), _quad_fill(mask, quad), support, ratio))
+        # An inner side reached out to the end of the card's white first; if that is no card, as placed.
+        tries = [quad] if cover is not None else [_reach(quad, mask, short), quad]
+        for k, q in enumerate(tries):
+            if k and np.array_equal(q, tries[0]):
+                break
+            cand = _corner_fit(q, support, pts, tol, short, mask, w, h, out, cover)
+            if cand is not None:
+                out.append(cand)
+                break
     return _no_rivals(out)
+
+
+def _corner_fit(quad, support, pts, tol, short, mask, w, h, out, cover) -> Candidate | None:
+    """A corner hypothesis refitted to the outline, as a card, or None (no card's size or shape, or a card of ``out``'s place)."""
+    # Refit each side to the outline where it runs along it (else keep the hypothesis's side).
+    fitted = lines_quad([fit_side(pts, quad[i], quad[(i + 1) % 4], tol) for i in range(4)])
+    if fitted is not None and np.all(np.isfinite(fitted)) and np.abs(fitted - quad).max() < 0.15 * short:
+        quad = fitted
+    quad = order_corners(quad)
+    if cover is not None:
+        quad = _complete(quad, mask)
+        if quad is None or _quad_fill(mask, quad, cover) < COVER_MIN_FILL:
+            return None
+    # A refit that leaves the card sizes looked for ran along something else (the side of the
+    # card beside it, a blurred edge): its quadrilateral is no card's (a 52-px "card" on half
+    # of a 68-px frame's blurred 7S, on a benchmark frame of table stress).
+    if not CORNER_SCALES[0] <= short_side(quad) / short <= CORNER_SCALES[-1]:
+        return None
+    centre = quad.mean(axis=0)
+    if any(np.linalg.norm(o.quad.mean(axis=0) - centre) < 0.4 * short for o in out):
+        return None
+    sides = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+    ratio = (sides[1] + sides[3]) / max(sides[0] + sides[2], 1e-6)
+    if not RATIO_RANGE[0] <= ratio <= RATIO_RANGE[1]:
+        return None
+    if quad[:, 0].min() < 1 or quad[:, 1].min() < 1 or quad[:, 0].max() > w - 2 or quad[:, 1].max() > h - 2:
+        return None
+    return Candidate(np.float32(quad), _quad_fill(mask, quad), support, ratio)
+
+
+def _reach(quad: np.ndarray, mask: np.ndarray, short: float) -> np.ndarray:
+    """A corner hypothesis (``quad[0]`` its seen corner; sides 1 and 2 inner) with each inner side
+    moved out to where the region's white ends, when that is within REACH_MAX of a card's width."""
+    quad = np.array(quad, np.float64)
+    hh, ww = mask.shape
+    for i in (1, 2):
+        a, b = quad[i], quad[(i + 1) % 4]
+        # Outward: away from the seen corner's side opposite (quad[i] - quad[i - 1] for side 1).
+        out_dir = quad[i] - quad[i - 1]
+        out_dir = out_dir / (np.linalg.norm(out_dir) + 1e-9)
+        along = a + (b - a) * np.linspace(0.2, 0.8, 9)[:, None]
+        end = None
+        for t in range(1, int(REACH_MAX * short) + 2):
+            xy = np.round(along + out_dir * t).astype(int)
+            ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < ww) & (xy[:, 1] < hh)
+            white = np.zeros(len(xy), bool)
+            white[ok] = mask[xy[ok, 1], xy[ok, 0]] > 0
+            if white.mean() < REACH_FILL:
+                end = t - 1
+                break
+        if end:
+            quad[i] = quad[i] + out_dir * end
+            quad[(i + 1) % 4] = quad[(i + 1) % 4] + out_dir * end
+    return quad
 
 
 # Cards on a table overlap by a strip at most (a fifth of a card's width lies under another: 0.2 of

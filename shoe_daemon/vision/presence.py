@@ -41,11 +41,28 @@ OPENING = np.ones((5, 5), np.uint8)
 MIN_PAPER = 0.2         # share of the inner area that is paper (< 0.2)
 MIN_MARGIN = 0.6        # share of the margin band that is paper
 MIN_SYMMETRY = 0.6      # correlation of the inner ink with itself turned half round
+# A face's paper is the card stock its border is; a back's lighter parts, which its own white
+# balance takes for paper, are far darker than its white border (a blurred Kennard back's lattice
+# read as pips beside two glyph-like corners: 0.59-0.62 of its border; faces 0.75 and up). Set on
+# own seeds 883000-883004, 884100-884105 and 884200-884205 (stress, table stress), not the benchmark's.
+MIN_PAPER_OF_BORDER = 0.68
 
 
 def pip_ink(inner: np.ndarray, level: float = SOLID_INK) -> float:
     """Share of an ink map that is solid ink (> ``level``) in blobs a pip wide (a back's fine lines are not)."""
     return float(cv2.morphologyEx((inner > level).astype(np.uint8), cv2.MORPH_OPEN, OPENING).mean())
+
+
+def paper_of_border(card: np.ndarray) -> float:
+    """How light a rectified card's inner paper is (the 90th percentile of its darkest channel)
+    against the stock along its border (the same, in a band 3-8 % of its width in from each side)."""
+    h, w = card.shape[:2]
+    dark = card.min(axis=2)
+    b0, b1 = int(0.03 * w), int(0.08 * w)
+    band = np.concatenate([dark[b0:b1, b1:-b1].ravel(), dark[h - b1:h - b0, b1:-b1].ravel(),
+                           dark[b1:-b1, b0:b1].ravel(), dark[b1:-b1, w - b1:w - b0].ravel()])  # fmt: skip
+    inner = dark[h // 8: h - h // 8, w // 8: w - w // 8]
+    return float(np.percentile(inner, 90)) / max(float(np.percentile(band, 90)), 1.0)
 
 
 def inner_ink(ink: np.ndarray) -> tuple[np.ndarray, float, float]:

@@ -557,15 +557,23 @@ class Recognizer:
 
     # ------------------------------------------------------------------ one card
 
-    def _face_unread(self, cand, ink, why: str, zones, glyphs: bool = True) -> CardResult | str:
+    def _face_unread(self, cand, card, ink, why: str, zones, glyphs: bool = True) -> CardResult | str:
         """A face-up card whose index is there but unreadable (blur, glare): ``unknown``, or no card.
 
         ``glyphs``: it had a rank-like glyph in both index corners (not confirmed, so not read) and,
         unlike glare or a blank white thing, solid ink on paper in its inner area. Otherwise (no
         reading at all) the face itself must show: :func:`presence.face_evidence`. Either way it
-        is reported as a card with neither card nor value, so a person knows a card lies there.
+        is reported as a card with neither card nor value, so a person knows a card lies there;
+        never when its paper is far darker than its border's stock (a back's pattern:
+        :func:`presence.paper_of_border` of ``card``, the rectified card).
         """
-        from shoe_daemon.vision.presence import MIN_SOLID, face_evidence, pip_ink
+        from shoe_daemon.vision.presence import (
+            MIN_PAPER_OF_BORDER,
+            MIN_SOLID,
+            face_evidence,
+            paper_of_border,
+            pip_ink,
+        )
 
         inner = ink[int(0.1 * ink.shape[0]): int(0.9 * ink.shape[0]), int(0.1 * ink.shape[1]): int(0.9 * ink.shape[1])]
         solid = float((inner > 0.4).mean())
@@ -579,6 +587,8 @@ class Recognizer:
             face, measured = ok and pip_ink(inner) >= MIN_SOLID, ""
         else:   # the face itself: a paper margin, pips or a picture laid out alike both ways up
             face, measured = face_evidence(ink)
+        if face and paper_of_border(card) < MIN_PAPER_OF_BORDER:
+            return why + "; its paper far darker than its border: a back"
         if not face:
             return why
         zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
@@ -868,7 +878,7 @@ class CardBatch:
             dr = None
             res = rec._decide(cand, corners, pip, slots, rp, sp, zones)
             if isinstance(res, str) and res.startswith(NOT_SURE):
-                res = rec._face_unread(cand, _ink[1], res, zones)
+                res = rec._face_unread(cand, _ink[0], _ink[1], res, zones)
             if readings:
                 guess = _clear_corner_guess(corners, slots, rp, sp, rec.thresholds.corner_reject)
                 deck_corner = rec.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
@@ -877,6 +887,6 @@ class CardBatch:
                                       _centre_suit(slots, sp, rec.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip
             # No reading at all, but a face lies there: reported, with neither card nor value.
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
-                res = rec._face_unread(cand, _ink[1], res, zones, glyphs=False)
+                res = rec._face_unread(cand, _ink[0], _ink[1], res, zones, glyphs=False)
             outcomes[order[k]] = (False, res, dr)
         return outcomes, first
