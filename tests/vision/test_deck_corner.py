@@ -190,3 +190,44 @@ def test_calibration_sees_frames_with_a_hand_for_the_corner_floors(faces):
     assert [g.condition.name for g, _n, _h in runs[3:]] == [c.name for _n, c in frame_conditions()]
     gen = runs[0][0]
     assert np.array_equal(gen.frame(1, hand=None).image, frame_generator(faces, frame_conditions()[0][1], 101).frame(1).image)
+
+
+def test_the_corner_model_learns_to_read_an_index_beside_a_sleeve():
+    """The corner box holds the index and the corner of the centre's pips; a sleeve across the
+    card hides the pips. Trained on whole corners alone (a jumbo index: none sleeved), the model
+    leans on the pips and misreads a sleeved corner; with half its corners sleeved again
+    (enroll.sleeve_over), it reads the index, and sleeved maps keep that index as it was."""
+    from shoe_daemon.vision.deck import CORNER_BOX
+    from shoe_daemon.vision.enroll import QUICK, SLEEVE_CLEAR, sleeve_over, train_corner_model
+
+    yy, xx = np.mgrid[0:CORNER[1], 0:CORNER[0]]
+    index = (((xx + 0.5) / CORNER[0] * CORNER_BOX[0] < SLEEVE_CLEAR[0])
+             & ((yy + 0.5) / CORNER[1] * CORNER_BOX[1] < SLEEVE_CLEAR[1])).ravel()  # fmt: skip
+    rng = np.random.default_rng(7)
+    # Each card: a faint index of its own, and beyond it bold ink of its own, edged like a sleeve
+    # (a sleeve's edge across the pips looks like some card's pips).
+    faint = rng.random((52, index.size)).astype(np.float32) * index * 0.5
+    bold = sleeve_over(np.zeros((52, index.size), np.float32), rng)
+
+    def rows(n, seed):
+        r = np.random.default_rng(seed)
+        y1 = np.arange(n) % 52
+        x = r.normal(0, 0.08, (2 * n, DIM)).astype(np.float32)
+        for k in (0, 1):
+            corner_part(x[0::2], k)[:] += faint[y1] + bold[y1]
+        return x, np.repeat(y1, 2)
+
+    x, y = rows(52 * 12, 1)
+    held = np.repeat(np.arange(len(y) // 2) % 7 == 0, 2)
+    test_x, test_y = rows(52 * 4, 2)
+    maps = corner_part(test_x[0::2], 0)
+    sleeved = sleeve_over(maps, np.random.default_rng(3))
+    changed = sleeved != maps
+    assert not changed[:, index].any() and changed.any(axis=1).mean() > 0.3
+    assert (sleeved[changed] > 0.1).all() and (sleeved[changed] < 1.1).all()
+    right = {}
+    for scale in (1.0, 2.0):      # a standard index: sleeved samples; a jumbo index: none
+        mlp, _acc = train_corner_model(x, y, held, QUICK, scale)
+        hidden = changed.any(axis=1)      # the maps a sleeve reaches into
+        right[scale] = float((mlp.proba(sleeved[hidden]).argmax(axis=1) == test_y[0::2][hidden]).mean())
+    assert right[1.0] > 0.6 and right[1.0] > right[2.0] + 0.1, right

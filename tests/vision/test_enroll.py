@@ -176,14 +176,17 @@ def test_guided_capture_from_recorded_frames(tmp_path, jumbo):
     assert proc.returncode == 1 and "after 6 of 7 cards; next was 3C" in proc.stderr
 
 
-def test_a_deck_read_poorly_on_its_samples_gets_a_second_round(jumbo):
+def test_a_deck_read_poorly_on_its_samples_gets_more_rounds(jumbo):
     """A deck whose classifier reads its held-out samples under ``second_round_below`` (font-peek:
-    84 %) is trained again on twice the samples; ``--quick`` never is (the end-to-end test above:
-    one round)."""
+    84 %, then 92.9 % on twice the samples) is trained again on twice the samples, then on three
+    times (``rounds``); ``--quick`` never is (the end-to-end test above: one round)."""
     from shoe_daemon.vision.enroll import QUICK, Settings, enrol
 
     tiny = dict(samples_per_card=2, hidden=16, epochs=2, calib_frames=3, val_frames=3)
-    twice = enrol(jumbo, Settings(**tiny, second_round_below=1.01)).model.info
+    twice = enrol(jumbo, Settings(**tiny, second_round_below=1.01, rounds=2)).model.info
     assert twice["samples"] == 2 * 52 * 2 and len(twice["sample_accuracy_by_round"]) == 2, twice
     assert twice["sample_accuracy"] == twice["sample_accuracy_by_round"][1]
+    thrice = enrol(jumbo, Settings(**tiny, second_round_below=1.01)).model.info
+    assert thrice["samples"] == 3 * 52 * 2 and len(thrice["sample_accuracy_by_round"]) == 3, thrice
+    assert thrice["sample_accuracy_by_round"][:2] == twice["sample_accuracy_by_round"]
     assert QUICK.second_round_below == 0.0 and 0.9 <= Settings().second_round_below < 0.97
