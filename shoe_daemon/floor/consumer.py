@@ -64,7 +64,12 @@ class Consumer:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
+        # Set on the broker's SUBACK, not when the SUBSCRIBE is sent: until then a table's
+        # message is not routed to us (a shared subscription keeps nothing for a group that is
+        # not there yet), so the service must not say it is storing every table (READY=1).
         self.subscribed = threading.Event()
+        self._subscribe_mid: int | None = None
         self.connects = 0
         self.generation = 0     # +1 per connect: an ack never crosses to a new connection
         self._last_error: str | None = None
@@ -101,7 +106,15 @@ class Consumer:
         self.metrics.connected.set(1)
         log.info("floor consumer %s connected to %s:%s; subscribing to %s", self.client_id,
                  self.config.broker.host, self.config.broker.port, self.topic)
-        client.subscribe(self.topic, qos=1)
+        _result, self._subscribe_mid = client.subscribe(self.topic, qos=1)
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties):
+        if mid != self._subscribe_mid:
+            return
+        refused = [rc for rc in reason_codes if rc.is_failure]
+        if refused:     # an ACL without read on the prefix, or shared subscriptions turned off
+            log.error("the broker refused the floor's subscription to %s: %s", self.topic, refused[0])
+            return
         self.subscribed.set()
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties):
