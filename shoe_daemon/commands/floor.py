@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if service.consumer.subscribed.is_set():
         notifier.ready(f"storing every table under {config.floor.prefix}/ from {broker}")
     else:
-        notifier.ready(f"started; the broker {broker} is not reachable yet (retrying)")
+        notifier.ready(f"started; not subscribed at the broker {broker} yet (retrying)")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -54,7 +54,8 @@ class FloorService:
             self._start_web()
         self.consumer.start()
         if not self.consumer.subscribed.wait(timeout):
-            log.warning("floor: not connected to the broker %s:%s yet; retrying in the background",
+            log.warning("floor: not subscribed at the broker %s:%s yet (not reached: retrying in the "
+                        "background; or the subscription refused: see above)",
                         self.config.broker.host, self.config.broker.port)
         return self
 
