@@ -103,6 +103,9 @@ def _split(white: np.ndarray, c: np.ndarray, thr: float, w: int, h: int, min_are
     return found
 
 
+CARD_MIN_SIZE = 0.6   # the recogniser's MIN_SIZE_RATIO: a candidate this much smaller than the frame's is no card
+
+
 def card_size(found: list[Candidate]) -> float | None:
     """The frame's card width: the median of the smallest size class of the candidates.
 
@@ -118,6 +121,13 @@ def card_size(found: list[Candidate]) -> float | None:
     # 109-px back, made the frame's cards 47 px and two pieces of a 101-px KD "cards" (own seed
     # 881118, responsive, table stress, frame 74).
     found = [c for c in found if c.ratio >= RATIO_RANGE[0]] or found
+    # Nor does one under CARD_MIN_SIZE of the frame's median (three or more candidates), which the
+    # recogniser drops as too small: a back's card-shaped inner panel, 63 px among 94-112-px cards,
+    # made two 70-px "cards" from the corners of a 101-px TH and a 97-px AD (own seed 881209,
+    # responsive, table stress, frame 53).
+    if len(found) >= 3:
+        med = float(np.median([math.sqrt(_area(c)) for c in found]))
+        found = [c for c in found if math.sqrt(_area(c)) >= CARD_MIN_SIZE * med]
     sizes = sorted(short_side(c.quad) for c in found)
     return float(np.median([x for x in sizes if x <= 1.2 * sizes[0]]))
 
