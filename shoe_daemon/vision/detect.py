@@ -103,7 +103,13 @@ def _split(white: np.ndarray, c: np.ndarray, thr: float, w: int, h: int, min_are
     return found
 
 
-CARD_MIN_SIZE = 0.6   # the recogniser's MIN_SIZE_RATIO: a candidate this much smaller than the frame's is no card
+CARD_MIN_SIZE = 0.6   # a candidate this much smaller than the frame's cards is no card (the recogniser drops it)
+
+
+def median_size(found: list[Candidate]) -> float | None:
+    """The frame's cards' size (the median of the candidates' square roots of area) when there are
+    three or more to judge by, else None."""
+    return float(np.median([math.sqrt(_area(c)) for c in found])) if len(found) >= 3 else None
 
 
 def card_size(found: list[Candidate]) -> float | None:
@@ -125,8 +131,8 @@ def card_size(found: list[Candidate]) -> float | None:
     # recogniser drops as too small: a back's card-shaped inner panel, 63 px among 94-112-px cards,
     # made two 70-px "cards" from the corners of a 101-px TH and a 97-px AD (own seed 881209,
     # responsive, table stress, frame 53).
-    if len(found) >= 3:
-        med = float(np.median([math.sqrt(_area(c)) for c in found]))
+    med = median_size(found)
+    if med is not None:
         found = [c for c in found if math.sqrt(_area(c)) >= CARD_MIN_SIZE * med]
     sizes = sorted(short_side(c.quad) for c in found)
     return float(np.median([x for x in sizes if x <= 1.2 * sizes[0]]))
@@ -287,9 +293,9 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     if early is not None:
         early(None)
     # A region too small to hold a card of the size of the frame's cards (a chip's white ring) is
-    # not looked into: the recogniser drops a card under MIN_SIZE_RATIO (0.6) of the others' size.
-    sizes = [math.sqrt(_area(o)) for o in found]
-    floor = RETRY_MIN_SIZE * float(np.median(sizes)) if len(sizes) >= 3 else 0.0
+    # not looked into: the recogniser drops a card under CARD_MIN_SIZE (0.6) of the others' size.
+    med = median_size(found)
+    floor = RETRY_MIN_SIZE * med if med is not None else 0.0
     for c, area, shape, why in pending:
         (_, _), (rw, rh), _ = cv2.minAreaRect(c)
         # Something card-sized or larger that is no card: cards merged with a hand, a cuff, glare

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision.detect import CARD_MIN_SIZE
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
@@ -39,7 +40,7 @@ VALUES = np.array([RANK_VALUES[r] for r in RANKS])
 MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it is not an index
 RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second reading counts
 MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
-MIN_SIZE_RATIO = 0.6   # and one this much smaller is no card
+MIN_SIZE_RATIO = CARD_MIN_SIZE   # and one this much smaller is no card (detection sizes cards alike)
 # A "card" whose white neither fills it nor lies along its outline (fill < 0.85, outline < 0.7) and
 # this much larger is a card and the glare round it: its quadrilateral follows the glare (a 61-px QC
 # in an 81x144-px one, 1.2x the frame's cards; own seed 884010, table stress, frame 82).
