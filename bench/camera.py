@@ -314,6 +314,14 @@ def latency(decks, backs, models, seed, n, deck="cardsjs", model_path=None, work
             "model": "enrolled" if model_path else "shipped", "workers": workers}  # fmt: skip
 
 
+def _reference(info: dict) -> str:
+    ref = info.get("reference_ms")
+    if ref is None:
+        return ""
+    return (f" Host reference {ref:.2f} ms (`bench.host_reference_ms`: one fixed piece of OpenCV, numpy and "
+            f"Python work; a host twice as fast halves it, and the frame's times with it).")
+
+
 def _steal(lat: dict) -> str:
     """The host's steal over the latency pass (this VM's vCPUs runnable, not run), if measured."""
     return f"; host steal {100 * lat['steal']:.1f} %" if lat.get("steal") is not None else ""
@@ -443,9 +451,9 @@ def render_report(results, lats, info, elapsed, argv, heading="## Benchmark", co
             f"the process per frame (all its threads; what the frame costs, whatever else runs): p50 "
             f"{lat.get('cpu_p50', float('nan')):.1f} ms, p95 {lat.get('cpu_p95', float('nan')):.1f} ms.")  # fmt: skip
         add("")
-        add(f"Machine: {info['machine']}, {info['cpus']} cores, shared: the 1-minute load average was "
-            f"{lat['load'][0]:.2f} before and {lat['load'][1]:.2f} after the latency pass (other jobs ran on the "
-            f"same 2 cores, so these figures are pessimistic)" + _steal(lat) + ".")  # fmt: skip
+        add(f"Machine: {info['machine']}, {info['cpus']} cores ({info.get('cpu', '?')}), shared: the 1-minute load "
+            f"average was {lat['load'][0]:.2f} before and {lat['load'][1]:.2f} after the latency pass (other jobs ran "
+            f"on the same 2 cores, so these figures are pessimistic)" + _steal(lat) + "." + _reference(info))  # fmt: skip
         add("")
     add("Per-condition median time per frame (same process, during the accuracy runs): " + ", ".join(
         f"{k} {statistics.median(t.ms):.1f} ms" for k, t in results.items() if t.ms) + ".")  # fmt: skip
@@ -643,8 +651,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"latency ({deck}, {name}{', workers 1' if args.workers else ''}): p50 {lat['p50']:.1f} ms p95 {lat['p95']:.1f} ms max {lat['max']:.1f} ms "
                       f"CPU p50 {lat['cpu_p50']:.1f} p95 {lat['cpu_p95']:.1f} ms "
                       f"(load {lat['load'][0]:.2f} -> {lat['load'][1]:.2f}{_steal(lat)})", flush=True)  # fmt: skip
+    from bench import cpu_model, host_reference_ms
+
     info = {"date": _dt.date.today().isoformat(), "machine": f"{platform.machine()} {platform.system()}, "
-            f"Python {platform.python_version()}", "cpus": os.cpu_count(), "models": _model_info(_models())}  # fmt: skip
+            f"Python {platform.python_version()}", "cpus": os.cpu_count(), "models": _model_info(_models()),
+            "cpu": cpu_model(), "reference_ms": host_reference_ms() if lats else None}  # fmt: skip
+    if info["reference_ms"] is not None:
+        print(f"host: {info['cpu']}, reference {info['reference_ms']:.2f} ms (bench.host_reference_ms)")
     report = render_report(results, lats, info, time.time() - t_start, argv, args.heading, conditions)
     if args.report:
         write_report(args.report, report)
