@@ -240,6 +240,8 @@ def run(args: argparse.Namespace) -> int:
             loop.call_soon_threadsafe(stop.set)
         if thread is not None:
             thread.join(10)
+            if not thread.is_alive():
+                loop.close()
         if result.get("rc"):
             why = f": {result['error']}" if "error" in result else f" with exit status {result['rc']}"
             print(f"demo: the daemon stopped{why}; see {log_path}", file=sys.stderr)

@@ -75,6 +75,8 @@ class _Table:
         if self.stop_event is not None and self.thread is not None and self.thread.is_alive():
             self.loop.call_soon_threadsafe(self.stop_event.set)
             self.thread.join(15)
+        if self.thread is None or not self.thread.is_alive():
+            self.loop.close()
         self.shoe.close()
 
 
