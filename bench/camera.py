@@ -275,50 +275,36 @@ def condition_rows(by_condition: dict) -> list[str]:
 
 
 def latency(decks, backs, models, seed, n, deck="cardsjs", model_path=None, workers=0) -> dict:
-    """Sequential per-frame times on pre-generated nominal frames with six cards in the boxes.
+    """Sequential per-frame times on pre-generated nominal frames with six cards in the boxes
+    (:mod:`shoe_daemon.vision.speed`, as `shoe-daemon camera speed` times them).
 
     ``workers`` = 1: with a card-reading process (``[camera.recognizer] workers``), ready before the
     pass; its CPU time is counted in the frame's."""
     from shoe_daemon.vision.recognizer import Recognizer
-    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator, with_overrides
-    from shoe_daemon.vision.zones import parse_zones
+    from shoe_daemon.vision.speed import six_card_frames, time_frames
 
-    cond = with_overrides(CONDITIONS["nominal"], third_p=1.0, others=(0, 1))
-    gen = FrameGenerator(decks[deck], backs, cond, seed=seed + 7)
-    frames = [gen.frame(i) for i in range(n)]
+    frames = six_card_frames(decks[deck], backs, n, seed + 7)
     rec = Recognizer({}, model_path=model_path or models["shipped"], workers=workers)
-    for f in frames[:5]:
-        rec.recognize(f.image)
-    while rec._worker is not None and not rec._worker.available() and rec._worker.failed is None:
-        time.sleep(0.1)
     from bench import cpu_ticks, steal_share
 
     load0, ticks0 = os.getloadavg()[0], cpu_ticks()
-    times, cpu, counts = [], [], []
-    for f in frames:
-        zones = parse_zones(f.zones)
-        t0, c0 = time.perf_counter(), time.process_time()
-        r = rec.recognize(f.image, zones=zones)
-        times.append((time.perf_counter() - t0) * 1000)
-        cpu.append((time.process_time() - c0) * 1000 + (rec._worker.cpu_ms if rec._worker is not None else 0.0))
-        if rec._worker is not None:
-            rec._worker.cpu_ms = 0.0
-        counts.append(len(r.cards))
-    rec.close()
+    try:
+        timing = time_frames(rec, frames)
+    finally:
+        rec.close()
     load1, steal = os.getloadavg()[0], steal_share(ticks0, cpu_ticks())
-    q = np.percentile(times, [50, 95, 99])
-    qc = np.percentile(cpu, [50, 95])
-    return {"n": n, "p50": q[0], "p95": q[1], "p99": q[2], "max": max(times), "mean_cards": statistics.mean(counts),
-            "cpu_p50": qc[0], "cpu_p95": qc[1],
-            "max_cards": max(counts), "load": (load0, load1), "steal": steal, "deck": deck,
-            "model": "enrolled" if model_path else "shipped", "workers": workers}  # fmt: skip
+    q = [timing.quantile(p) for p in (50, 95, 99)]
+    return {"n": n, "p50": q[0], "p95": q[1], "p99": q[2], "max": max(timing.ms),
+            "mean_cards": statistics.mean(timing.cards), "cpu_p50": timing.quantile(50, cpu=True),
+            "cpu_p95": timing.quantile(95, cpu=True), "max_cards": max(timing.cards), "load": (load0, load1),
+            "steal": steal, "deck": deck, "model": "enrolled" if model_path else "shipped", "workers": workers}  # fmt: skip
 
 
 def _reference(info: dict) -> str:
     ref = info.get("reference_ms")
     if ref is None:
         return ""
-    return (f" Host reference {ref:.2f} ms (`bench.host_reference_ms`: one fixed piece of OpenCV, numpy and "
+    return (f" Host reference {ref:.2f} ms (`shoe_daemon.vision.speed.host_reference_ms`: one fixed piece of OpenCV, numpy and "
             f"Python work; a host twice as fast halves it, and the frame's times with it).")
 
 
@@ -651,13 +637,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"latency ({deck}, {name}{', workers 1' if args.workers else ''}): p50 {lat['p50']:.1f} ms p95 {lat['p95']:.1f} ms max {lat['max']:.1f} ms "
                       f"CPU p50 {lat['cpu_p50']:.1f} p95 {lat['cpu_p95']:.1f} ms "
                       f"(load {lat['load'][0]:.2f} -> {lat['load'][1]:.2f}{_steal(lat)})", flush=True)  # fmt: skip
-    from bench import cpu_model, host_reference_ms
+    from shoe_daemon.vision.speed import cpu_model, host_reference_ms
 
     info = {"date": _dt.date.today().isoformat(), "machine": f"{platform.machine()} {platform.system()}, "
             f"Python {platform.python_version()}", "cpus": os.cpu_count(), "models": _model_info(_models()),
             "cpu": cpu_model(), "reference_ms": host_reference_ms() if lats else None}  # fmt: skip
     if info["reference_ms"] is not None:
-        print(f"host: {info['cpu']}, reference {info['reference_ms']:.2f} ms (bench.host_reference_ms)")
+        print(f"host: {info['cpu']}, reference {info['reference_ms']:.2f} ms (shoe_daemon.vision.speed.host_reference_ms)")
     report = render_report(results, lats, info, time.time() - t_start, argv, args.heading, conditions)
     if args.report:
         write_report(args.report, report)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-HELP = "overhead camera tools: snapshot (a frame with the zones drawn), enroll (a model of the casino's deck)"
+HELP = ("overhead camera tools: snapshot (a frame with the zones drawn), enroll (a model of the casino's deck), "
+        "speed (does this PC read a frame in time?)")
 
 EPILOG = """\
 actions:
@@ -28,7 +30,16 @@ actions:
       ... KD AC ... KC (or --order); each card that comes to rest is cropped, squared up and
       written to DIR as CODE.png. Then enrols from DIR (unless --capture-only).
 
-exit status: 0 written; 1 no frame could be had, FILE or MODEL not written, or the capture
+  speed --faces DIR [--config PATH] [--model MODEL] [--workers 0|1] [--frames N] [--seed N]
+      time the recogniser on this PC against its budget (p95 <= 30 ms for a 1280x720 frame with
+      six cards): N synthetic frames of the deck in DIR (its 52 faces, as for enroll; default
+      100 frames), six cards in the boxes, read as the daemon reads them: with MODEL (else
+      [camera] model of --config, else the shipped models) and --workers (else
+      [camera.recognizer] workers of --config, else 0). Prints p50, p95 and the CPU per frame,
+      the load average (other work inflates the figures) and this PC's reference figure.
+      Exit status 0 within the budget at p95, 1 over it, 2 usage or configuration error.
+
+exit status (snapshot, enroll): 0 written; 1 no frame could be had, FILE or MODEL not written, or the capture
 ended before every card was laid; 2 usage or configuration error (bad zones, no source, a face
 folder that is not the 52 cards: the line says which file or card), or OpenCV missing.
 """
@@ -63,6 +74,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                    help="with --from-camera: frames a card must rest before it is taken (default 3)")
     e.add_argument("--quick", action="store_true", help="a small, fast model (for trying the tool out)")
     e.add_argument("--seed", type=int, default=1, help="seed of the synthetic frames (default 1)")
+    s = sub.add_parser("speed", help="time the recogniser on this PC against its 30 ms budget",
+                       description="time the recogniser on synthetic frames of the deck, on this PC",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    s.add_argument("--faces", metavar="DIR", required=True, help="folder of the deck's 52 face images (as for enroll)")
+    s.add_argument("--config", metavar="PATH", help="configuration file: [camera] model and recognizer.workers")
+    s.add_argument("--model", metavar="MODEL", help="a deck model (camera enroll) or a glyph model file")
+    s.add_argument("--workers", type=int, choices=(0, 1), default=None,
+                   help="1: with a card-reading process, as [camera.recognizer] workers = 1")  # fmt: skip
+    s.add_argument("--frames", type=int, default=100, metavar="N", help="frames to time (20 or more; default 100)")
+    s.add_argument("--seed", type=int, default=1, help="seed of the synthetic frames (default 1)")
 
 
 def _err(msg: str) -> None:
@@ -72,6 +93,8 @@ def _err(msg: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action == "enroll":
         return _enroll(args)
+    if args.action == "speed":
+        return _speed(args)
     return _snapshot(args)
 
 
@@ -141,6 +164,72 @@ def _enroll(args: argparse.Namespace) -> int:
         return 1
     say(f"wrote {args.out}: use it with [camera] model = \"{args.out}\" or shoe-daemon recognize --model {args.out}")
     return 0
+
+
+def _speed(args: argparse.Namespace) -> int:
+    from shoe_daemon.config import ConfigError, load_config
+
+    if args.frames < 20:
+        _err("speed: --frames N: 20 or more (the 95th percentile of fewer frames says little)")
+        return 2
+    camera = {}
+    try:
+        if args.config:
+            camera = load_config(args.config, read_secrets=False).camera
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        import cv2  # noqa: F401
+    except ImportError:
+        _err("OpenCV is not installed: pip install 'shoe-daemon[camera]' (opencv-python-headless)")
+        return 2
+    from shoe_daemon.vision import enroll, speed
+    from shoe_daemon.vision.recognizer import Recognizer
+    from shoe_daemon.vision.zones import ZoneError
+
+    try:
+        faces = enroll.load_faces(args.faces)
+    except enroll.FaceFolderError as exc:
+        _err(f"speed: {exc}")
+        return 2
+    try:
+        rec = Recognizer(camera, model_path=args.model, workers=args.workers)
+    except ZoneError as exc:
+        _err(f"config: {exc}")
+        return 2
+    except (OSError, ValueError) as exc:
+        _err(f"speed: cannot load the model: {exc}")
+        return 2
+    model = "the enrolled deck" if rec.deck is not None else "the shipped models"
+    print(f"timing {args.frames} frames (1280x720, six cards in the boxes) of {args.faces} with {model}, "
+          f"{'a card-reading process beside' if rec._worker is not None else 'one process'} ...", flush=True)
+    frames = speed.six_card_frames(faces, [enroll.plain_back()], args.frames, args.seed)
+    load = speed.load_average()
+    try:
+        timing = speed.time_frames(rec, frames)
+    finally:
+        rec.close()
+    after = speed.load_average()
+    if rec._worker is not None and not timing.workers:
+        print("the card-reading process was not ready: every card was read in this process", flush=True)
+    print(f"per frame: p50 {timing.quantile(50):.1f} ms, p95 {timing.p95:.1f} ms, max {max(timing.ms):.1f} ms; "
+          f"CPU p50 {timing.quantile(50, cpu=True):.1f} ms, p95 {timing.quantile(95, cpu=True):.1f} ms; "
+          f"{sum(timing.cards) / len(timing.cards):.1f} cards a frame")  # fmt: skip
+    busy = load is not None and after is not None and max(load, after) > 1.0
+    if load is not None and after is not None:
+        print(f"load average {load:.2f} before, {after:.2f} after"
+              + (" (other work shared the CPU: run again when the PC is idle)" if busy else ""))
+    print(f"this PC: {speed.cpu_model()}, {os.cpu_count()} cores, reference {speed.host_reference_ms():.2f} ms")
+    if timing.within_budget():
+        print(f"within the budget: p95 {timing.p95:.1f} ms <= {speed.BUDGET_MS:.0f} ms")
+        return 0
+    if busy:
+        hint = "the PC was busy: run again when it is idle"
+    else:
+        hint = "a faster PC" + ("" if timing.workers else ", or [camera.recognizer] workers = 1 for a second core")
+    print(f"over the budget: p95 {timing.p95:.1f} ms > {speed.BUDGET_MS:.0f} ms ({hint})")
+    return 1
 
 
 def _snapshot(args: argparse.Namespace) -> int:

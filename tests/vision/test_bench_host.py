@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("cv2")
 
-from bench import cpu_model, host_reference_ms  # noqa: E402
 from bench.camera import _reference  # noqa: E402
+from shoe_daemon.vision.speed import cpu_model, host_reference_ms  # noqa: E402
 
 
 def test_the_host_reference_is_a_time_and_the_cpu_has_a_name():
