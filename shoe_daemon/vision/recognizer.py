@@ -45,6 +45,11 @@ MIN_SIZE_RATIO = CARD_MIN_SIZE   # and one this much smaller is no card (detecti
 # this much larger is a card and the glare round it: its quadrilateral follows the glare (a 61-px QC
 # in an 81x144-px one, 1.2x the frame's cards; own seed 884010, table stress, frame 82).
 MAX_LOOSE_SIZE_RATIO, LOOSE_FILL, LOOSE_AGREE = 1.15, 0.85, 0.7
+# A card-shaped outline this large against the frame's other cards (sqrt of area; two cards side
+# by side are 1.41x) may be two cards lying long side to long side (Recognizer._two_side_by_side).
+# Larger, it is three cards or more (two side by side and one against them: 1.75-1.81x on own seed
+# 882020), whose halves are no cards. Own seeds 882020-882224.
+PAIR_SIZE = (1.2, 1.6)
 NOT_SURE = "not sure it is a face-up card"
 NO_INDEX = "no readable index: "
 # The tallest rank glyph (px of the 224-px rectified card) a court's J/Q/K is believed from: the
@@ -250,6 +255,16 @@ def _large_index_boxes(corners, every: bool = False) -> tuple:
     return tuple(boxes)
 
 
+def _halves(cand) -> list:
+    """The two card-shaped halves of a card-shaped candidate, cut across its long sides."""
+    from shoe_daemon.vision.quad import Candidate, order_corners
+
+    q = order_corners(cand.quad)
+    mid_right, mid_left = (q[1] + q[2]) / 2, (q[3] + q[0]) / 2
+    return [Candidate(order_corners(np.array(h)), cand.fill, cand.agree, cand.ratio)
+            for h in ([q[0], q[1], mid_right, mid_left], [mid_left, mid_right, q[2], q[3]])]
+
+
 def cand_width(quad: np.ndarray) -> float:
     """A card's width (its shorter side) in pixels."""
     q = np.asarray(quad, np.float32)
@@ -356,6 +371,8 @@ class Recognizer:
         # Every card on the table has one size (perspective aside): a much larger "card" among
         # three or more is two cards touching, side by side; a much smaller one is something
         # else (a chip's white ring, a patch of glare).
+        detected = list(cands)
+        too_large = []
         if len(cands) >= 3:
             sizes = np.array([math.sqrt(_quad_area(c.quad)) for c in cands])
             med = float(np.median(sizes))
@@ -364,12 +381,14 @@ class Recognizer:
                 loose = c.fill < LOOSE_FILL and c.agree < LOOSE_AGREE
                 if sz > (MAX_LOOSE_SIZE_RATIO if loose else MAX_SIZE_RATIO) * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too large for a card here ({sz / med:.2f}x)"))
+                    too_large.append(c)
                 elif sz < MIN_SIZE_RATIO * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too small for a card here ({sz / med:.2f}x)"))
                 else:
                     keep.append(c)
             cands = keep
         outcomes = self._read_split(frame_bgr, cands, zones, early.given if early is not None else [])
+        cands, outcomes = self._two_side_by_side(frame_bgr, detected, cands, outcomes, too_large, zones, rejected)
         # Cards that are backs first, then every other card's outcome, each in detection order.
         rejected += [(np.round(c.quad, 1).tolist(), res) for c, (back, res, _dr) in zip(cands, outcomes, strict=True) if back]
         results, deck_readings = [], []
@@ -386,6 +405,49 @@ class Recognizer:
         results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
         h, w = frame_bgr.shape[:2]
         return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
+
+    def _two_side_by_side(self, frame_bgr: np.ndarray, detected: list, cands: list, outcomes: list,
+                          too_large: list, zones: list[Zone], rejected: list) -> tuple[list, list]:  # fmt: skip
+        """Candidates that are two cards lying long side to long side, replaced by those two cards.
+
+        Two such cards make one white outline of a card's proportions (2 x 1.4 card widths), 1.4
+        times a card's size, which no size rule tells from a card (true cards reach 1.31-1.35x their
+        neighbours): it was read as one card, a false card, or dropped as too large with both cards
+        (own seed 881108, kennard, table stress, frame 46: two 6C, 1.33x the frame's other cards).
+        Its halves (cut across its long sides) are those two cards, each turned a quarter against
+        it: each half is read as a card. The two cards stand when both halves are faces and one of
+        them is read (``ok`` or ``partial``: an index the centre confirms), or, both faces unread,
+        when the outline is PAIR_SIZE times the frame's other cards (two or more). A card's own
+        halves show its blank border and the side of its pips where their indices would be: on own
+        seeds 882020-882224 (table stress, and cards laid side by side) no card's halves were two
+        faces with one read, and none 1.1x or more its frame's other cards gave two faces.
+        A quadrilateral read ``ok`` or as a back is left alone.
+        """
+        sizes = {id(c): math.sqrt(_quad_area(c.quad)) for c in detected}
+        suspects = [(c, None) for c in too_large]
+        suspects += [(c, k) for k, (c, (back, res, _dr)) in enumerate(zip(cands, outcomes, strict=True))
+                     if not back and not (isinstance(res, CardResult) and res.status == "ok")]
+        drop, add = set(), []
+        for c, k in suspects:
+            others = [sizes[id(o)] for o in detected if o is not c]
+            ratio = sizes[id(c)] / float(np.median(others)) if len(others) >= 2 else None
+            if ratio is not None and not PAIR_SIZE[0] <= ratio <= PAIR_SIZE[1]:
+                continue
+            halves = _halves(c)
+            read = self._read_cards(frame_bgr, halves, zones)[0]
+            faces = [res for back, res, _dr in read if not back and isinstance(res, CardResult)]
+            if len(faces) < 2:
+                continue
+            if ratio is None and all(r.status == "unknown" for r in faces):
+                continue
+            if k is not None:
+                drop.add(k)
+                rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
+            add += list(zip(halves, read, strict=True))
+        if not add:
+            return cands, outcomes
+        keep = [(c, o) for k, (c, o) in enumerate(zip(cands, outcomes, strict=True)) if k not in drop] + add
+        return [c for c, _ in keep], [o for _, o in keep]
 
     def _early(self, frame_bgr: np.ndarray, zones: list[Zone]) -> _Early | None:
         """With a card-reading process ready: what hands it cards of the detection's first pass

@@ -253,3 +253,40 @@ def test_a_backs_card_shaped_inner_panel_does_not_set_the_frames_card_size(recog
     assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
     th = next(t for t in f.cards if t.code == "TH")
     assert any(np.linalg.norm(np.mean(c.quad, axis=0) - th.centre) < 0.3 * _width(th) for c in res.cards)
+
+
+def test_two_cards_long_side_to_long_side_are_two_cards_not_one(recognizer):
+    """Two 6C lying long side to long side (own seed 881108, kennard, table stress, frame 46) made one
+    card-shaped 105-px outline, 1.33x the frame's other cards (under the recogniser's 1.3x of the
+    median), reported `unknown` where neither card lies. Its halves are the two cards: both faces."""
+    from shoe_daemon.vision.zones import parse_zones
+
+    f = _frame("kennard", 881108, 46)
+    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+    assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
+    for t in f.face_up:
+        if t.code == "6C":
+            assert any(np.linalg.norm(np.mean(c.quad, axis=0) - t.centre) < 0.3 * _width(t) for c in res.cards)
+    assert any(why.startswith("two cards side by side") for _, why in res.rejected)
+
+
+def test_two_cards_side_by_side_one_read_are_split_a_card_is_not(recognizer):
+    """A 2H and a KC side by side (own seed 881302, kennard-jumbo, table stress, frame 1): one 124-px
+    outline, read `partial` as a card with the shipped model. The KC half is read (`ok`), the 2H half
+    is a face: two cards. A single card's halves are not cards: the frame's other cards stay whole."""
+    from shoe_daemon.vision.zones import parse_zones
+
+    f = _frame("kennard-jumbo", 881302, 1)
+    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+    assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
+    kc = next(t for t in f.face_up if t.code == "KC")
+    assert any(np.linalg.norm(np.mean(c.quad, axis=0) - kc.centre) < 0.3 * _width(kc) for c in res.cards)
+    assert sum(why.startswith("two cards side by side") for _, why in res.rejected) == 1
+    # The halves of a card-shaped candidate: card-shaped, each half of it, cut across its long sides.
+    from shoe_daemon.vision.quad import Candidate
+    from shoe_daemon.vision.recognizer import _halves
+
+    a, b = _halves(Candidate(np.float32([[0, 0], [140, 0], [140, 200], [0, 200]]), 1.0, 1.0, 200 / 140))
+    for h in (a, b):
+        sides = sorted(np.linalg.norm(h.quad[(i + 1) % 4] - h.quad[i]) for i in range(4))
+        assert sides == pytest.approx([100, 100, 140, 140])
