@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
-from shoe_daemon.vision.detect import CARD_MIN_SIZE
+from shoe_daemon.vision.detect import (
+    CARD_MAX_SIZE,
+    CARD_MIN_SIZE,
+    LOOSE_AGREE,
+    LOOSE_FILL,
+    LOOSE_MAX_SIZE,
+    TOO_LARGE_SPLIT,
+)
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
@@ -39,12 +46,12 @@ RANK_OF_COUNT = {1: "A", **{n: str(n) for n in range(2, 10)}, 10: "T"}
 VALUES = np.array([RANK_VALUES[r] for r in RANKS])
 MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it is not an index
 RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second reading counts
-MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
+MAX_SIZE_RATIO = CARD_MAX_SIZE   # a "card" this much larger (linearly) than the frame's median is two cards
 MIN_SIZE_RATIO = CARD_MIN_SIZE   # and one this much smaller is no card (detection sizes cards alike)
 # A "card" whose white neither fills it nor lies along its outline (fill < 0.85, outline < 0.7) and
 # this much larger is a card and the glare round it: its quadrilateral follows the glare (a 61-px QC
 # in an 81x144-px one, 1.2x the frame's cards; own seed 884010, table stress, frame 82).
-MAX_LOOSE_SIZE_RATIO, LOOSE_FILL, LOOSE_AGREE = 1.15, 0.85, 0.7
+MAX_LOOSE_SIZE_RATIO = LOOSE_MAX_SIZE
 # A card-shaped outline this large against the frame's other cards (sqrt of area; two cards side
 # by side are 1.41x) may be two cards lying long side to long side (Recognizer._two_side_by_side).
 # Larger, it is three cards or more (two side by side and one against them: 1.75-1.81x on own seed
@@ -367,7 +374,9 @@ class Recognizer:
         zones = self.zones if zones is None else zones
         early = self._early(frame_bgr, zones)
         cands, shapes = detect.find_cards(frame_bgr, early) if early is not None else detect.find_cards(frame_bgr)
-        rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame"]
+        # (Of detection's rejections, a card cut by the frame's edge and a "card" too large, whose
+        # cards were found from its corners: white card-shaped things, not reported.)
+        rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame" or r == TOO_LARGE_SPLIT]
         # Every card on the table has one size (perspective aside): a much larger "card" among
         # three or more is two cards touching, side by side; a much smaller one is something
         # else (a chip's white ring, a patch of glare).
