@@ -336,9 +336,12 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     # unexplained too: two or more cards touching or overlapping whose outline was fitted with one
     # quadrilateral (a TD and an AH touching, own seed 881300, cardsJS, table stress, frame 101:
     # neither card found). Its cards are looked for from its corners, and it goes when they are found.
+    # Not a clean outline (CLEAN_AGREE): that is one card, whatever the frame's other candidates (a
+    # 92-px 6S among the 48-px inner panels of backs, own seed 881301, responsive, frame 58, gave a
+    # 59-px piece), or two cards long side to long side, which the recogniser reads as its halves.
     med = median_size(found)
-    large = [(cand, outline[id(cand)]) for cand in found if id(cand) in outline and too_large(cand, med)] \
-        if med is not None and short else []
+    large = [(cand, outline[id(cand)]) for cand in found
+             if id(cand) in outline and cand.agree < CLEAN_AGREE and too_large(cand, med)] if med is not None and short else []
     for cand, c in large:
         inner = [q for q in corner_cards(c, mask, short, w, h, frame, felt)
                  if not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
