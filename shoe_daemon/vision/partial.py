@@ -204,68 +204,49 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
         return any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
                    > 0.1 * short and not (cover is not None and _near(cover, b, 0.05 * short)) for b in bends)
 
-    def hypotheses(corners, corner_points, min_seen=2):
-        """Card hypotheses (seen, support, quad) at ``corners`` [(corner, far end of a side, of the
-        other)], and those half white beside a sleeve (seen, quad); ``corner_points``: the outline's bends."""
-        hyps, maybe = [], []
-        for p, a, b in corners:
-            e1, e2 = a - p, b - p
-            l1, l2 = float(np.linalg.norm(e1)), float(np.linalg.norm(e2))
-            if min(l1, l2) < 0.35 * short:
-                continue
-            u1, u2 = e1 / l1, e2 / l2
-            if abs(float(u1 @ u2)) > CORNER_COS:
-                continue
-            # A convex corner: the region is on the inside of the angle.
-            probe = np.round(p + (u1 + u2) * 0.15 * short).astype(int)
-            if not (0 <= probe[0] < mask.shape[1] and 0 <= probe[1] < mask.shape[0]) or not mask[probe[1], probe[0]]:
-                continue
-            # Cards differ in size across the frame (perspective): a few sizes about the typical one.
-            # Too small leaves sides off the outline, too large takes in felt.
-            for scale in COVER_SCALES if hidden_only else CORNER_SCALES:
-                for s1, s2 in ((short * scale, long_ * scale), (long_ * scale, short * scale)):
-                    if min(l1, l2) < 0.35 * min(s1, s2) or l1 > 1.25 * s1 and l2 > 1.25 * s2:
-                        continue
-                    quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
-                    # Its corners where the outline bends: a card's own corners are seen, a
-                    # quadrilateral straddling two cards has its corners in the middle of sides.
-                    seen = int((np.linalg.norm(corner_points[None] - quad[:, None], axis=2).min(axis=1)
-                                < 0.15 * short).sum())  # fmt: skip
-                    if seen < min_seen:
-                        continue
-                    fill = _quad_fill(mask, quad)
-                    if fill < CORNER_MIN_FILL:
-                        if frame is not None and fill >= COVER_MIN_WHITE and scale in COVER_SCALES:
-                            maybe.append((seen, quad))      # under a sleeve? (if no card is found wholly white)
-                        continue
-                    if hidden_only or inside_bend(quad, None):
-                        continue
-                    support = _perimeter_support(quad, dist, off, tol)
-                    if support >= CORNER_MIN_SUPPORT:
-                        hyps.append((seen, support, quad))
-        hyps.sort(key=lambda x: (-x[0], -x[1]))
-        return hyps, maybe
-
-    hyps, maybe = hypotheses([(poly[i], poly[i - 1], poly[(i + 1) % n]) for i in range(n)], poly)
+    hyps, maybe = [], []
+    for i in range(n):
+        p, a, b = poly[i], poly[i - 1], poly[(i + 1) % n]
+        e1, e2 = a - p, b - p
+        l1, l2 = float(np.linalg.norm(e1)), float(np.linalg.norm(e2))
+        if min(l1, l2) < 0.35 * short:
+            continue
+        u1, u2 = e1 / l1, e2 / l2
+        if abs(float(u1 @ u2)) > CORNER_COS:
+            continue
+        # A convex corner: the region is on the inside of the angle.
+        probe = np.round(p + (u1 + u2) * 0.15 * short).astype(int)
+        if not (0 <= probe[0] < mask.shape[1] and 0 <= probe[1] < mask.shape[0]) or not mask[probe[1], probe[0]]:
+            continue
+        # Cards differ in size across the frame (perspective): a few sizes about the typical one.
+        # Too small leaves sides off the outline, too large takes in felt.
+        for scale in COVER_SCALES if hidden_only else CORNER_SCALES:
+            for s1, s2 in ((short * scale, long_ * scale), (long_ * scale, short * scale)):
+                if min(l1, l2) < 0.35 * min(s1, s2) or l1 > 1.25 * s1 and l2 > 1.25 * s2:
+                    continue
+                quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
+                # Its corners where the outline bends: a card's own corners are seen, a
+                # quadrilateral straddling two cards has its corners in the middle of sides.
+                seen = int((np.linalg.norm(poly[None] - quad[:, None], axis=2).min(axis=1) < 0.15 * short).sum())
+                if seen < 2:
+                    continue
+                fill = _quad_fill(mask, quad)
+                if fill < CORNER_MIN_FILL:
+                    if frame is not None and fill >= COVER_MIN_WHITE and scale in COVER_SCALES:
+                        maybe.append((seen, quad))      # under a sleeve? (if no card is found wholly white)
+                    continue
+                if hidden_only or inside_bend(quad, None):
+                    continue
+                support = _perimeter_support(quad, dist, off, tol)
+                if support >= CORNER_MIN_SUPPORT:
+                    hyps.append((seen, support, quad))
+    hyps.sort(key=lambda x: (-x[0], -x[1]))
     out = _corner_choice(hyps, pts, tol, short, mask, w, h)
-
-    def and_chamfered(out):
-        # A card's corner is rounded, and blur rounds it more: the outline may cut it off with a
-        # short side or two (a chamfer), so that no bend has two long sides; its corner is where
-        # they meet. Such corners give cards only where the outline's own bends gave none.
-        chamfered = _chamfered_corners(poly, short) if not hidden_only else []
-        if not len(chamfered):
-            return out
-        more, _ = hypotheses(list(chamfered), np.concatenate([poly, chamfered[:, 0]]), CHAMFER_MIN_SEEN)
-        return out + [q for q in _corner_choice(more, pts, tol, short, mask, w, h)
-                      if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
-                                 or _shared(o, q) > RIVAL_OVERLAP for o in out)]  # fmt: skip
-
     if out or not maybe:
-        return and_chamfered(out)
+        return out
     felt = felt_colour(frame) if felt is None else felt
     if not hidden_only and not _beside_cover(frame, bright, felt, c):
-        return and_chamfered(out)
+        return out
     # A card under the dealer's sleeve or hand: the rest of its quadrilateral is sleeve or hand.
     # (a hypothesis reaches at most half a card, at 1.25x, beyond the white)
     cover = _Cover(frame, bright, felt, c, 0.8 * long_)
@@ -278,47 +259,6 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
             hyps.append((seen, support, quad))
     hyps.sort(key=lambda x: (-x[0], -x[1]))
     return _corner_choice(hyps, pts, tol, short, mask, w, h, cover)
-
-
-CHAMFER_MAX = 0.35     # a run of outline sides this short (share of the card width, in all) may cut off a corner
-CHAMFER_MIN_SEEN = 3   # corners of a card found from a cut-off corner that lie at bends or cut-off corners
-
-
-def _chamfered_corners(poly: np.ndarray, short: float) -> np.ndarray:
-    """Corners the outline ``poly`` cuts off: (corner, far end of one side, far end of the other), (k, 3, 2).
-
-    Two long sides (0.35 of a card's width or more) with a run of one to three short sides between
-    them (CHAMFER_MAX of a width in all), meeting within CHAMFER_MAX of the run where their lines
-    cross: a card's rounded, blurred corner, which approxPolyDP cuts with a chamfer (own seed 881300,
-    cardsJS, table stress, frame 32: a QC touching a 4S, each corner of it two or three short sides,
-    never found).
-    """
-    n = len(poly)
-    side = np.linalg.norm(np.roll(poly, -1, axis=0) - poly, axis=1)     # side i: poly[i] -> poly[i + 1]
-    long_side = side >= 0.35 * short
-    out = []
-    for i in range(n):
-        if not long_side[i - 1]:
-            continue
-        # Sides i .. i + k - 1 short (the chamfer), side i + k long: poly[i - 1] -> poly[i] and
-        # poly[i + k] -> poly[i + k + 1] are the card's sides.
-        for k in (1, 2, 3):
-            run = [(i + j) % n for j in range(k)]
-            if k + 2 > n or any(long_side[j] for j in run) or not long_side[(i + k) % n]:
-                continue
-            if side[run].sum() > CHAMFER_MAX * short:
-                break
-            a, p0, p1, b = poly[i - 1], poly[i], poly[(i + k) % n], poly[(i + k + 1) % n]
-            d1, d2 = p0 - a, b - p1
-            det = d1[0] * d2[1] - d1[1] * d2[0]
-            if abs(det) < 1e-9:
-                break
-            t = ((p1 - a)[0] * d2[1] - (p1 - a)[1] * d2[0]) / det
-            corner = a + t * d1
-            if np.linalg.norm(corner - p0) <= CHAMFER_MAX * short and np.linalg.norm(corner - p1) <= CHAMFER_MAX * short:
-                out.append((corner, a, b))
-            break
-    return np.array(out, np.float64).reshape(-1, 3, 2)
 
 
 def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None) -> list[Candidate]:
@@ -403,12 +343,6 @@ def _reach(quad: np.ndarray, mask: np.ndarray, short: float) -> np.ndarray:
 RIVAL_OVERLAP = 0.3
 
 
-def _shared(a: Candidate, b: Candidate) -> float:
-    """The share of the smaller of two cards' quadrilaterals that lies in both."""
-    inter, _ = cv2.intersectConvexConvex(a.quad, b.quad)
-    return float(inter) / max(min(abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))), 1.0)
-
-
 def _no_rivals(cards: list[Candidate]) -> list[Candidate]:
     """Of cards recovered from one region, none that shares more than RIVAL_OVERLAP of its area with another.
 
@@ -417,11 +351,15 @@ def _no_rivals(cards: list[Candidate]) -> list[Candidate]:
     887001, table stress, frame 53: two such "cards", each half of the 8S and half of the TD,
     sharing 0.46 of their area). Neither is believed.
     """
+    def shared(a: Candidate, b: Candidate) -> float:
+        inter, _ = cv2.intersectConvexConvex(a.quad, b.quad)
+        return float(inter) / max(min(abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))), 1.0)
+
     def rivals(a: Candidate, b: Candidate) -> bool:
         # (Of one size: a quadrilateral round two cards, 1.4 times their width, is another matter:
         # detect's rule of two cards in one outline.)
         sa, sb = short_side(a.quad), short_side(b.quad)
-        return a is not b and max(sa, sb) < 1.2 * min(sa, sb) and _shared(a, b) > RIVAL_OVERLAP
+        return a is not b and max(sa, sb) < 1.2 * min(sa, sb) and shared(a, b) > RIVAL_OVERLAP
 
     return [c for c in cards if not any(rivals(c, o) for o in cards)]
 

@@ -309,27 +309,6 @@ def test_cards_in_an_outline_too_large_for_a_card_are_found_from_its_corners(gen
         assert any(np.linalg.norm(np.mean(c.quad, axis=0) - t.centre) < 0.3 * _width(t) for c in res.cards)
 
 
-def test_a_cards_cut_off_corners_are_its_corners(generator, recognizer):
-    """A QC touching a 4S at a corner (own seed 881300, cardsJS, table stress, frame 32): blurred, each
-    rounded corner of the QC's outline was cut off by two or three short sides, so no bend had two long
-    sides, and only the 4S was found from the region's corners. The cut-off corners are corners now."""
-    from shoe_daemon.vision.zones import parse_zones
-
-    f = generator("table-stress", seed=881300).frame(32)
-    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
-    assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
-    qc = next(t for t in f.face_up if t.code == "QC" and t.touching)
-    assert any(np.linalg.norm(np.mean(c.quad, axis=0) - qc.centre) < 0.3 * _width(qc) for c in res.cards)
-
-    from shoe_daemon.vision.partial import _chamfered_corners
-
-    # A 60 x 84 card whose corners are cut off by a 6-px side each: four corners where the sides meet.
-    poly = np.float64([[6, 0], [54, 0], [60, 6], [60, 78], [54, 84], [6, 84], [0, 78], [0, 6]])
-    corners = _chamfered_corners(poly, 60.0)
-    assert sorted(map(tuple, np.round(corners[:, 0]).astype(int).tolist())) == [(0, 0), (0, 84), (60, 0), (60, 84)]
-    assert len(_chamfered_corners(np.float64([[0, 0], [60, 0], [60, 84], [0, 84]]), 60.0)) == 0
-
-
 def test_a_card_fitted_a_little_off_still_shows_its_face(generator, recognizer):
     """A 4C touching another card (own seed 881300, cardsJS, table stress, frame 105), found from its
     corners a few pixels off its outline: turned half round, its pips landed beside themselves
