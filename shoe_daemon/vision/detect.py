@@ -343,9 +343,15 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     large = [(cand, outline[id(cand)]) for cand in found
              if id(cand) in outline and cand.agree < CLEAN_AGREE and too_large(cand, med)] if med is not None and short else []
     for cand, c in large:
+        # Cards of the frame's other cards' size (TWO_MIN_INNER of their median, as in _holds_two):
+        # the frame's card size may be set too small by a misfit card (a 49-px AS of 77 px made
+        # 55-px pieces of a 78-px AH; own seed 881802, font-peek, frame 84).
+        others = [math.sqrt(_area(o)) for o in found if o is not cand]
+        least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
         inner = [q for q in corner_cards(c, mask, short, w, h, frame, felt)
-                 if not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
-                            for o in found)]  # fmt: skip
+                 if math.sqrt(_area(q)) >= least
+                 and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
+                             for o in found)]  # fmt: skip
         if inner:
             found = [o for o in found if o is not cand] + inner
             rejected.append((cand.quad, TOO_LARGE_SPLIT))

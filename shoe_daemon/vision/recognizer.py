@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -262,6 +262,13 @@ def _large_index_boxes(corners, every: bool = False) -> tuple:
     return tuple(boxes)
 
 
+def _sure_only(res):
+    """A reading of half a two-card outline: ``ok`` as read, ``partial`` made ``unknown`` (no value)."""
+    if not isinstance(res, CardResult) or res.status != "partial":
+        return res
+    return replace(res, value=None, status="unknown", reason=res.reason + "; half of two cards side by side: no value")
+
+
 def _halves(cand) -> list:
     """The two card-shaped halves of a card-shaped candidate, cut across its long sides."""
     from shoe_daemon.vision.quad import Candidate, order_corners
@@ -380,7 +387,6 @@ class Recognizer:
         # Every card on the table has one size (perspective aside): a much larger "card" among
         # three or more is two cards touching, side by side; a much smaller one is something
         # else (a chip's white ring, a patch of glare).
-        detected = list(cands)
         too_large = []
         if len(cands) >= 3:
             sizes = np.array([math.sqrt(_quad_area(c.quad)) for c in cands])
@@ -397,7 +403,7 @@ class Recognizer:
                     keep.append(c)
             cands = keep
         outcomes = self._read_split(frame_bgr, cands, zones, early.given if early is not None else [])
-        cands, outcomes = self._two_side_by_side(frame_bgr, detected, cands, outcomes, too_large, zones, rejected)
+        cands, outcomes = self._two_side_by_side(frame_bgr, cands, outcomes, too_large, zones, rejected)
         # Cards that are backs first, then every other card's outcome, each in detection order.
         rejected += [(np.round(c.quad, 1).tolist(), res) for c, (back, res, _dr) in zip(cands, outcomes, strict=True) if back]
         results, deck_readings = [], []
@@ -415,8 +421,8 @@ class Recognizer:
         h, w = frame_bgr.shape[:2]
         return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
 
-    def _two_side_by_side(self, frame_bgr: np.ndarray, detected: list, cands: list, outcomes: list,
-                          too_large: list, zones: list[Zone], rejected: list) -> tuple[list, list]:  # fmt: skip
+    def _two_side_by_side(self, frame_bgr: np.ndarray, cands: list, outcomes: list, too_large: list,
+                          zones: list[Zone], rejected: list) -> tuple[list, list]:  # fmt: skip
         """Candidates that are two cards lying long side to long side, replaced by those two cards.
 
         Two such cards make one white outline of a card's proportions (2 x 1.4 card widths), 1.4
@@ -425,20 +431,26 @@ class Recognizer:
         (own seed 881108, kennard, table stress, frame 46: two 6C, 1.33x the frame's other cards).
         Its halves (cut across its long sides) are those two cards, each turned a quarter against
         it: each half is read as a card. The two cards stand when both halves are faces and one of
-        them is read (``ok`` or ``partial``: an index the centre confirms), or, both faces unread,
-        when the outline is PAIR_SIZE times the frame's other cards (two or more). A card's own
+        them is read ``ok``, or, whatever they read, when the outline is PAIR_SIZE times the frame's
+        other cards (two or more); a half read ``partial`` is reported ``unknown``. A card's own
         halves show its blank border and the side of its pips where their indices would be: on own
         seeds 882020-882224 (table stress, and cards laid side by side) no card's halves were two
         faces with one read, and none 1.1x or more its frame's other cards gave two faces.
         A quadrilateral read ``ok`` or as a back is left alone.
         """
-        sizes = {id(c): math.sqrt(_quad_area(c.quad)) for c in detected}
-        suspects = [(c, None) for c in too_large]
-        suspects += [(c, k) for k, (c, (back, res, _dr)) in enumerate(zip(cands, outcomes, strict=True))
-                     if not back and not (isinstance(res, CardResult) and res.status == "ok")]
+        # Sized against the candidates kept as cards and those too large, not what is too small for a
+        # card (a 48-px piece of white beside a 128-px 9H and a 116-px 2C made the 9H 1.56x "the
+        # others"; own seed 881800, kennard, table stress, frame 53).
+        sized = list(cands) + list(too_large)
+        sizes = {id(c): math.sqrt(_quad_area(c.quad)) for c in sized}
+        # (Not one dropped as too large: that reported no false card, and cards overlapping or offset,
+        # not side by side, make such outlines, whose halves are no cards: one half of a 3S under a
+        # 7C read value 0; own seed 881502, kennard-jumbo, table stress, frame 69.)
+        suspects = [(c, k) for k, (c, (back, res, _dr)) in enumerate(zip(cands, outcomes, strict=True))
+                    if not back and not (isinstance(res, CardResult) and res.status == "ok")]
         drop, add = set(), []
         for c, k in suspects:
-            others = [sizes[id(o)] for o in detected if o is not c]
+            others = [sizes[id(o)] for o in sized if o is not c]
             ratio = sizes[id(c)] / float(np.median(others)) if len(others) >= 2 else None
             if ratio is not None and not PAIR_SIZE[0] <= ratio <= PAIR_SIZE[1]:
                 continue
@@ -447,12 +459,14 @@ class Recognizer:
             faces = [res for back, res, _dr in read if not back and isinstance(res, CardResult)]
             if len(faces) < 2:
                 continue
-            if ratio is None and all(r.status == "unknown" for r in faces):
+            if ratio is None and all(r.status != "ok" for r in faces):
                 continue
             if k is not None:
                 drop.add(k)
                 rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
-            add += list(zip(halves, read, strict=True))
+            # A half's value without its exact card is not given: a half is a card only as nearly
+            # as the two lie side by side.
+            add += [(h, (back, _sure_only(res), dr)) for h, (back, res, dr) in zip(halves, read, strict=True)]
         if not add:
             return cands, outcomes
         keep = [(c, o) for k, (c, o) in enumerate(zip(cands, outcomes, strict=True)) if k not in drop] + add

@@ -345,3 +345,17 @@ def test_a_card_among_backs_inner_panels_is_not_taken_for_two(recognizer):
     f = _frame("responsive", 881301, 58)
     res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
     assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
+
+
+def test_a_card_is_sized_against_cards_not_against_what_is_too_small_for_one(recognizer):
+    """A 128-px 9H beside a 116-px 2C and a 48-px white speck (own seed 881800, kennard, table stress,
+    frame 53): against the two, the 9H was 1.56x "the others" and its halves, both faces, were taken
+    for two cards side by side (two false cards, the 9H lost). The speck, too small for a card, sizes
+    nothing: with one other card the halves must be read to count, and the 9H stays whole."""
+    from shoe_daemon.vision.zones import parse_zones
+
+    f = _frame("kennard", 881800, 53)
+    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+    assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
+    nine = next(t for t in f.face_up if t.code == "9H")
+    assert any(np.linalg.norm(np.mean(c.quad, axis=0) - nine.centre) < 0.3 * _width(nine) for c in res.cards)
