@@ -106,6 +106,22 @@ def _split(white: np.ndarray, c: np.ndarray, thr: float, w: int, h: int, min_are
 CARD_MIN_SIZE = 0.6   # a candidate this much smaller than the frame's cards is no card (the recogniser drops it)
 
 
+# A candidate this much larger (sqrt of area) than the frame's median, three or more candidates, is
+# two cards or more touching or overlapping (the recogniser drops it); one whose white neither fills
+# it nor lies along its outline (fill < LOOSE_FILL, outline < LOOSE_AGREE) is a card and the glare
+# round it from LOOSE_MAX_SIZE (a 61-px QC in an 81x144-px one, 1.2x the frame's cards; own seed
+# 884010, table stress, frame 82).
+CARD_MAX_SIZE = 1.3
+LOOSE_MAX_SIZE, LOOSE_FILL, LOOSE_AGREE = 1.15, 0.85, 0.7
+TOO_LARGE_SPLIT = "too large for a card: its cards found from its corners"   # (find_cards' rejection)
+
+
+def too_large(cand: Candidate, med: float) -> bool:
+    """Is ``cand`` too large for a card among cards of size ``med`` (sqrt of area; see CARD_MAX_SIZE)?"""
+    loose = cand.fill < LOOSE_FILL and cand.agree < LOOSE_AGREE
+    return math.sqrt(_area(cand)) > (LOOSE_MAX_SIZE if loose else CARD_MAX_SIZE) * med
+
+
 def median_size(found: list[Candidate]) -> float | None:
     """The frame's cards' size (the median of the candidates' square roots of area) when there are
     three or more to judge by, else None."""
@@ -279,6 +295,7 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     felt = None
     merged: list[tuple[np.ndarray, int]] = []    # rejected regions (outline, index in rejected)
     pending = []
+    outline = {}        # the first pass's cards: their regions' outlines
     for c in contours:
         area = cv2.contourArea(c)
         if area < min_area or area > max_area * 1.3:
@@ -286,6 +303,7 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
         cand, shape, why = check_outline(c, area, w, h)
         if cand is not None:
             found.append(cand)
+            outline[id(cand)] = c
             if early is not None:
                 early(cand)
         else:
@@ -314,6 +332,29 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
         merged.append((c, len(rejected) - 1))
     found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area, mask))
     short = card_size(found)
+    # A "card" the recogniser drops as too large (three or more candidates) is a region still
+    # unexplained too: two or more cards touching or overlapping whose outline was fitted with one
+    # quadrilateral (a TD and an AH touching, own seed 881300, cardsJS, table stress, frame 101:
+    # neither card found). Its cards are looked for from its corners, and it goes when they are found.
+    # Not a clean outline (CLEAN_AGREE): that is one card, whatever the frame's other candidates (a
+    # 92-px 6S among the 48-px inner panels of backs, own seed 881301, responsive, frame 58, gave a
+    # 59-px piece), or two cards long side to long side, which the recogniser reads as its halves.
+    med = median_size(found)
+    large = [(cand, outline[id(cand)]) for cand in found
+             if id(cand) in outline and cand.agree < CLEAN_AGREE and too_large(cand, med)] if med is not None and short else []
+    for cand, c in large:
+        # Cards of the frame's other cards' size (TWO_MIN_INNER of their median, as in _holds_two):
+        # the frame's card size may be set too small by a misfit card (a 49-px AS of 77 px made
+        # 55-px pieces of a 78-px AH; own seed 881802, font-peek, frame 84).
+        others = [math.sqrt(_area(o)) for o in found if o is not cand]
+        least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
+        inner = [q for q in corner_cards(c, mask, short, w, h, frame, felt)
+                 if math.sqrt(_area(q)) >= least
+                 and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
+                             for o in found)]  # fmt: skip
+        if inner:
+            found = [o for o in found if o is not cand] + inner
+            rejected.append((cand.quad, TOO_LARGE_SPLIT))
     # Regions still unexplained: cards touching, overlapping or cut by a hand, found from their
     # visible corners at the size of the frame's other cards.
     if short and merged:

@@ -23,13 +23,20 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
-from shoe_daemon.vision.detect import CARD_MIN_SIZE
+from shoe_daemon.vision.detect import (
+    CARD_MAX_SIZE,
+    CARD_MIN_SIZE,
+    LOOSE_AGREE,
+    LOOSE_FILL,
+    LOOSE_MAX_SIZE,
+    TOO_LARGE_SPLIT,
+)
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
@@ -39,12 +46,17 @@ RANK_OF_COUNT = {1: "A", **{n: str(n) for n in range(2, 10)}, 10: "T"}
 VALUES = np.array([RANK_VALUES[r] for r in RANKS])
 MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it is not an index
 RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second reading counts
-MAX_SIZE_RATIO = 1.3   # a "card" this much larger (linearly) than the frame's median is two cards
+MAX_SIZE_RATIO = CARD_MAX_SIZE   # a "card" this much larger (linearly) than the frame's median is two cards
 MIN_SIZE_RATIO = CARD_MIN_SIZE   # and one this much smaller is no card (detection sizes cards alike)
 # A "card" whose white neither fills it nor lies along its outline (fill < 0.85, outline < 0.7) and
 # this much larger is a card and the glare round it: its quadrilateral follows the glare (a 61-px QC
 # in an 81x144-px one, 1.2x the frame's cards; own seed 884010, table stress, frame 82).
-MAX_LOOSE_SIZE_RATIO, LOOSE_FILL, LOOSE_AGREE = 1.15, 0.85, 0.7
+MAX_LOOSE_SIZE_RATIO = LOOSE_MAX_SIZE
+# A card-shaped outline this large against the frame's other cards (sqrt of area; two cards side
+# by side are 1.41x) may be two cards lying long side to long side (Recognizer._two_side_by_side).
+# Larger, it is three cards or more (two side by side and one against them: 1.75-1.81x on own seed
+# 882020), whose halves are no cards. Own seeds 882020-882224.
+PAIR_SIZE = (1.2, 1.6)
 NOT_SURE = "not sure it is a face-up card"
 NO_INDEX = "no readable index: "
 # The tallest rank glyph (px of the 224-px rectified card) a court's J/Q/K is believed from: the
@@ -250,6 +262,23 @@ def _large_index_boxes(corners, every: bool = False) -> tuple:
     return tuple(boxes)
 
 
+def _sure_only(res):
+    """A reading of half a two-card outline: ``ok`` as read, ``partial`` made ``unknown`` (no value)."""
+    if not isinstance(res, CardResult) or res.status != "partial":
+        return res
+    return replace(res, value=None, status="unknown", reason=res.reason + "; half of two cards side by side: no value")
+
+
+def _halves(cand) -> list:
+    """The two card-shaped halves of a card-shaped candidate, cut across its long sides."""
+    from shoe_daemon.vision.quad import Candidate, order_corners
+
+    q = order_corners(cand.quad)
+    mid_right, mid_left = (q[1] + q[2]) / 2, (q[3] + q[0]) / 2
+    return [Candidate(order_corners(np.array(h)), cand.fill, cand.agree, cand.ratio)
+            for h in ([q[0], q[1], mid_right, mid_left], [mid_left, mid_right, q[2], q[3]])]
+
+
 def cand_width(quad: np.ndarray) -> float:
     """A card's width (its shorter side) in pixels."""
     q = np.asarray(quad, np.float32)
@@ -352,10 +381,13 @@ class Recognizer:
         zones = self.zones if zones is None else zones
         early = self._early(frame_bgr, zones)
         cands, shapes = detect.find_cards(frame_bgr, early) if early is not None else detect.find_cards(frame_bgr)
-        rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame"]
+        # (Of detection's rejections, a card cut by the frame's edge and a "card" too large, whose
+        # cards were found from its corners: white card-shaped things, not reported.)
+        rejected = [(np.round(q, 1).tolist(), r) for q, r in shapes if r == "out of frame" or r == TOO_LARGE_SPLIT]
         # Every card on the table has one size (perspective aside): a much larger "card" among
         # three or more is two cards touching, side by side; a much smaller one is something
         # else (a chip's white ring, a patch of glare).
+        too_large = []
         if len(cands) >= 3:
             sizes = np.array([math.sqrt(_quad_area(c.quad)) for c in cands])
             med = float(np.median(sizes))
@@ -364,12 +396,14 @@ class Recognizer:
                 loose = c.fill < LOOSE_FILL and c.agree < LOOSE_AGREE
                 if sz > (MAX_LOOSE_SIZE_RATIO if loose else MAX_SIZE_RATIO) * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too large for a card here ({sz / med:.2f}x)"))
+                    too_large.append(c)
                 elif sz < MIN_SIZE_RATIO * med:
                     rejected.append((np.round(c.quad, 1).tolist(), f"too small for a card here ({sz / med:.2f}x)"))
                 else:
                     keep.append(c)
             cands = keep
         outcomes = self._read_split(frame_bgr, cands, zones, early.given if early is not None else [])
+        cands, outcomes = self._two_side_by_side(frame_bgr, cands, outcomes, too_large, zones, rejected)
         # Cards that are backs first, then every other card's outcome, each in detection order.
         rejected += [(np.round(c.quad, 1).tolist(), res) for c, (back, res, _dr) in zip(cands, outcomes, strict=True) if back]
         results, deck_readings = [], []
@@ -386,6 +420,57 @@ class Recognizer:
         results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
         h, w = frame_bgr.shape[:2]
         return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
+
+    def _two_side_by_side(self, frame_bgr: np.ndarray, cands: list, outcomes: list, too_large: list,
+                          zones: list[Zone], rejected: list) -> tuple[list, list]:  # fmt: skip
+        """Candidates that are two cards lying long side to long side, replaced by those two cards.
+
+        Two such cards make one white outline of a card's proportions (2 x 1.4 card widths), 1.4
+        times a card's size, which no size rule tells from a card (true cards reach 1.31-1.35x their
+        neighbours): it was read as one card, a false card, or dropped as too large with both cards
+        (own seed 881108, kennard, table stress, frame 46: two 6C, 1.33x the frame's other cards).
+        Its halves (cut across its long sides) are those two cards, each turned a quarter against
+        it: each half is read as a card. The two cards stand when both halves are faces and one of
+        them is read ``ok``, or, whatever they read, when the outline is PAIR_SIZE times the frame's
+        other cards (two or more); a half read ``partial`` is reported ``unknown``. A card's own
+        halves show its blank border and the side of its pips where their indices would be: on own
+        seeds 882020-882224 (table stress, and cards laid side by side) no card's halves were two
+        faces with one read, and none 1.1x or more its frame's other cards gave two faces.
+        A quadrilateral read ``ok`` or as a back is left alone.
+        """
+        # Sized against the candidates kept as cards and those too large, not what is too small for a
+        # card (a 48-px piece of white beside a 128-px 9H and a 116-px 2C made the 9H 1.56x "the
+        # others"; own seed 881800, kennard, table stress, frame 53).
+        sized = list(cands) + list(too_large)
+        sizes = {id(c): math.sqrt(_quad_area(c.quad)) for c in sized}
+        # (Not one dropped as too large: that reported no false card, and cards overlapping or offset,
+        # not side by side, make such outlines, whose halves are no cards: one half of a 3S under a
+        # 7C read value 0; own seed 881502, kennard-jumbo, table stress, frame 69.)
+        suspects = [(c, k) for k, (c, (back, res, _dr)) in enumerate(zip(cands, outcomes, strict=True))
+                    if not back and not (isinstance(res, CardResult) and res.status == "ok")]
+        drop, add = set(), []
+        for c, k in suspects:
+            others = [sizes[id(o)] for o in sized if o is not c]
+            ratio = sizes[id(c)] / float(np.median(others)) if len(others) >= 2 else None
+            if ratio is not None and not PAIR_SIZE[0] <= ratio <= PAIR_SIZE[1]:
+                continue
+            halves = _halves(c)
+            read = self._read_cards(frame_bgr, halves, zones)[0]
+            faces = [res for back, res, _dr in read if not back and isinstance(res, CardResult)]
+            if len(faces) < 2:
+                continue
+            if ratio is None and all(r.status != "ok" for r in faces):
+                continue
+            if k is not None:
+                drop.add(k)
+                rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
+            # A half's value without its exact card is not given: a half is a card only as nearly
+            # as the two lie side by side.
+            add += [(h, (back, _sure_only(res), dr)) for h, (back, res, dr) in zip(halves, read, strict=True)]
+        if not add:
+            return cands, outcomes
+        keep = [(c, o) for k, (c, o) in enumerate(zip(cands, outcomes, strict=True)) if k not in drop] + add
+        return [c for c, _ in keep], [o for _, o in keep]
 
     def _early(self, frame_bgr: np.ndarray, zones: list[Zone]) -> _Early | None:
         """With a card-reading process ready: what hands it cards of the detection's first pass
