@@ -14,7 +14,8 @@
    :func:`shoe_daemon.vision.deck.features`, both ways up.
 3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share; and a
    small corner model (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_mlp`) on their index
-   corners' ink maps alone, each corner a sample (:func:`train_corner_model`).
+   corners' ink maps alone, each corner a sample (:func:`train_corner_model`; a peek deck's with
+   its index close up beside each, :func:`shoe_daemon.vision.deck.index_maps`).
 4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
    (:class:`~shoe_daemon.vision.synth.FrameGenerator`, nominal and stress) read by the full
    recogniser: the lowest probability with no wrong card (for cards of 100 px and more and for
@@ -169,8 +170,11 @@ def plain_back() -> np.ndarray:
 
 
 def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
-                     log: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """(x, y, upright grid maps): 2 rows per sample (both ways up), labels 0-51."""
+                     log: Callable[[str], None] | None = None,
+                     scale: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(x, y, index maps): 2 rows per sample (both ways up), labels 0-51, and with an index
+    ``scale`` each sample's :func:`shoe_daemon.vision.deck.index_maps` (its two index corners close
+    up where the generic reader finds them at that scale: a peek deck's corner model), else None."""
     from shoe_daemon.vision import deck, index
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
@@ -178,7 +182,7 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
              frame_generator(faces, with_overrides(CONDITIONS["stress"], motion_blur=(2.0, 15.0),
                                               felts=("green", "red", "blue")), seed + 1)]  # fmt: skip
     rng = np.random.default_rng([seed, 0xE11])
-    xs, ys = [], []
+    xs, ys, ims = [], [], []
     t0 = time.time()
     for k, code in enumerate(ALL_CODES):
         face = faces[code]
@@ -200,11 +204,21 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
             white = index.white_balance(card)
             ink = index.ink_map(card, white)
             xs.append(deck.features(card, ink, white))
+            if scale is not None:
+                ims.append(deck.index_maps(card, ink, white, index_boxes(card, ink, white, scale)))
             ys += [k, k]
         if log and (k + 1) % 13 == 0:
             log(f"  samples: {k + 1}/52 cards ({time.time() - t0:.0f} s)")
-    x = np.concatenate(xs)
-    return x, np.array(ys), x[0::2]
+    return np.concatenate(xs), np.array(ys), np.stack(ims) if ims else None
+
+
+def index_boxes(card: np.ndarray, ink: np.ndarray, white: np.ndarray, scale: float) -> tuple:
+    """Where the generic reader finds each index corner's rank and suit at ``scale`` (the
+    recogniser's first reading of an enrolled deck's corners), as :func:`index_maps` takes them."""
+    from shoe_daemon.vision import index
+    from shoe_daemon.vision.recognizer import _index_box
+
+    return tuple(_index_box(index.read_corner(card, ink, white, c, features=False, scale=scale)) for c in (0, 2))
 
 
 def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:
@@ -420,8 +434,11 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     t0 = time.time()
     c0 = time.process_time()
     s = settings
+    scale = index_scale(faces)
+    # A peek index is small in the corner box: the corner model reads it close up too (index_maps).
+    close_up = scale if scale < 1.0 else None
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
-    x, y, _ = training_samples(faces, s.samples_per_card, s.seed, say)
+    x, y, ims = training_samples(faces, s.samples_per_card, s.seed, say, close_up)
     rng = np.random.default_rng(s.seed)
     held_rows = np.repeat(rng.random(len(x) // 2) < 0.15, 2)
     mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
@@ -433,8 +450,9 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
         # 0.70 -> 0.86, at 44 a card 0.93. The other decks (0.97-0.99) train as before.
         say(f"held-out sample accuracy {acc * 100:.1f} %: round {len(rounds) + 1} of {52 * s.samples_per_card} "
             "training cards ...")  # fmt: skip
-        x2, y2, _ = training_samples(faces, s.samples_per_card, s.seed + 2 * len(rounds), say)
+        x2, y2, ims2 = training_samples(faces, s.samples_per_card, s.seed + 2 * len(rounds), say, close_up)
         x, y = np.concatenate([x, x2]), np.concatenate([y, y2])
+        ims = None if ims is None else np.concatenate([ims, ims2])
         held_rows = np.concatenate([held_rows, np.repeat(rng.random(len(x2) // 2) < 0.15, 2)])
         mlp, acc = train_deck_model(x, y, held_rows, s, say, t0)
         rounds.append(round(acc, 4))
@@ -446,8 +464,7 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     for k in range(52):
         for o in range(2):
             cents[k, o] = z[o::2][y[o::2] == k].mean(axis=0)
-    scale = index_scale(faces)
-    corner_mlp, corner_acc = train_corner_model(x, y, held_rows, s, scale)
+    corner_mlp, corner_acc = train_corner_model(x, y, held_rows, s, scale, ims)
     say(f"corner model: held-out corner accuracy {corner_acc * 100:.1f} % ({time.time() - t0:.0f} s)")
     model = DeckModel(mlp, cents, index_scale=scale, corner_mlp=corner_mlp)
     say(f"index scale {model.index_scale:g} (the corners are read there first)")
@@ -485,26 +502,34 @@ def _fit(xt: np.ndarray, yt: np.ndarray, xh: np.ndarray, yh: np.ndarray, s: Sett
     return mlp, float((mlp.proba(xh).argmax(axis=1) == yh).mean())
 
 
-def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, scale: float = 1.0):
+def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, scale: float = 1.0,
+                       index_maps: np.ndarray | None = None):  # fmt: skip
     """The corner model (an MLP, and its accuracy on the held-out samples' corners): each upright
     training row's two index corners (:func:`shoe_daemon.vision.deck.corner_part`) are samples of
     that card. A corner under the synthesised hand is a sample too: the model learns such a corner
     says little, and the agreement floors keep its unsure readings out. Half the training corners
     again with a sleeve over their inner part (:func:`sleeve_over`; a deck of index ``scale`` up
-    to 1, the standard's or a peek index: a jumbo index fills the corner box)."""
-    from shoe_daemon.vision.deck import corner_part
+    to 1, the standard's or a peek index: a jumbo index fills the corner box). With ``index_maps``
+    (each sample's :func:`shoe_daemon.vision.deck.index_maps`; enrol gives a peek deck's) the model
+    reads each corner's index close up beside it: the sleeve leaves that part clear."""
+    from shoe_daemon.vision.deck import CORNER_INPUTS, corner_part
 
     up = np.zeros(len(x), bool)
     up[0::2] = True
 
     def corners(rows):
-        return np.concatenate([corner_part(x[rows], 0), corner_part(x[rows], 1)]), np.concatenate([y[rows], y[rows]])
+        parts = [corner_part(x[rows], k) for k in (0, 1)]
+        if index_maps is not None:      # rows are two a sample: the upright row's sample
+            parts = [np.concatenate([p, index_maps[np.flatnonzero(rows) // 2, k]], axis=1) for k, p in enumerate(parts)]
+        return np.concatenate(parts), np.concatenate([y[rows], y[rows]])
 
     xt, yt = corners(up & ~held_rows)
     if scale <= 1.0:
         rng = np.random.default_rng([s.seed, 0x51EE])
         pick = rng.random(len(xt)) < 0.5
-        xt, yt = np.concatenate([xt, sleeve_over(xt[pick], rng)]), np.concatenate([yt, yt[pick]])
+        sleeved = xt[pick].copy()
+        sleeved[:, :CORNER_INPUTS] = sleeve_over(sleeved[:, :CORNER_INPUTS], rng)
+        xt, yt = np.concatenate([xt, sleeved]), np.concatenate([yt, yt[pick]])
     return _fit(xt, yt, *corners(up & held_rows), s, s.seed + 1)
 
 
