@@ -20,9 +20,9 @@ corner of the training samples a sample of its own): a card whose centre and oth
 the dealer's sleeve or hand shows one clear index, and the whole-face classifier, whose features
 include the covered part, reads it unsure or as another suit. That corner reading counts only
 where it agrees with the generic reader's reading of the same clear index, each above floors
-``enroll`` sets (:attr:`DeckModel.corner_agree`). A peek deck's corner model also reads the index
-close up, in ink and red (:func:`index_maps`). Models enrolled before have neither and read as
-before.
+``enroll`` sets (:attr:`DeckModel.corner_agree`). The corner model of a deck with a standard or
+peek index also reads the index close up, in ink and red (:func:`index_maps`). Models enrolled
+before have neither and read as before.
 
 The file is JSON (``"format": "deck"``); loading it needs numpy only, not OpenCV.
 """
@@ -45,13 +45,15 @@ GRID = (24, 32)          # whole-card ink map (w, h)
 CORNER = (12, 20)        # each index corner's ink map
 CORNER_BOX = (0.32, 0.38)  # the corner region, fractions of the card's width and height (jumbo indices too)
 COLOUR = (12, 16)        # each colour map
-# A peek index, close up: the part of the card (fractions of its width and height, from the
-# corner) a peek index lies in, its ink and red ink at CORNER's size each (index_maps). In the
-# corner box at 12 x 20 a peek index is 4 x 6 cells, its suit pip one or two, and the ink map
-# knows no red: font-peek's corner model read 2D as 2S, TD and TS as TC (own seeds 880650-880653).
+# An index close up (index_maps): its ink and red ink at CORNER's size each, framed by the index
+# itself where the generic reader found it, else this part of the card (fractions of its width
+# and height, from the corner: a peek index's). In the corner box at 12 x 20 a peek index is 4 x 6
+# cells, its suit pip one or two, and the ink map knows no red: font-peek's corner model read 2D
+# as 2S, TD and TS as TC (own seeds 880650-880653). Under a sleeve the outline may be a fifth
+# short, which stretches the corner box: kennard's read a 6S as QS at 0.94 (880660, frame 108).
 INDEX_BOX = (0.18, 0.21)
 CORNER_INPUTS = CORNER[0] * CORNER[1]        # the corner model's: one corner's ink map
-INDEX_INPUTS = 2 * CORNER[0] * CORNER[1]     # and a peek deck's, its index_maps too
+INDEX_INPUTS = 2 * CORNER[0] * CORNER[1]     # and one corner's index_maps (a standard or peek index)
 VALUES = np.array([RANK_VALUES[c[0]] for c in ALL_CODES])
 SMALL_WIDTH = 100.0      # px in the frame: a card this narrow has its own threshold (blur takes suits first)
 # And never below this: enrolled models read 3 small, blurred cards (S for C, D for H) at 0.9968-0.9998
@@ -198,7 +200,8 @@ class DeckModel:
     def read_corner(self, feats: np.ndarray, corner: int, rectified: tuple | None = None,
                     box=None) -> tuple[str, float] | None:  # fmt: skip
         """The card index corner ``corner`` of a card's (2, D) :func:`features` shows, and its
-        probability, by the corner model; None without one. A peek deck's corner model also reads
+        probability, by the corner model; None without one. A corner model of a standard or peek
+        index also reads
         the index close up (:func:`index_maps` of the ``rectified`` card: (card, ink, white);
         ``box``: where the generic reader found that corner's index)."""
         if self.corner_mlp is None:
@@ -214,7 +217,7 @@ class DeckModel:
         return ALL_CODES[k], float(p[k])
 
     def corner_reads_index(self) -> bool:
-        """Does the corner model read the index close up too (a peek deck's: :func:`index_maps`)?"""
+        """Does the corner model read the index close up too (:func:`index_maps`; a standard or peek index's)?"""
         return self.corner_mlp is not None and self.corner_mlp.w1.shape[0] == CORNER_INPUTS + INDEX_INPUTS
 
     def card_threshold(self, width: float) -> float:

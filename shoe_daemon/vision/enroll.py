@@ -14,8 +14,8 @@
    :func:`shoe_daemon.vision.deck.features`, both ways up.
 3. The MLP is trained on them (numpy), its softmax temperature fitted on a held-out share; and a
    small corner model (:attr:`~shoe_daemon.vision.deck.DeckModel.corner_mlp`) on their index
-   corners' ink maps alone, each corner a sample (:func:`train_corner_model`; a peek deck's with
-   its index close up beside each, :func:`shoe_daemon.vision.deck.index_maps`).
+   corners' ink maps alone, each corner a sample (:func:`train_corner_model`; a standard or peek
+   index close up beside each, :func:`shoe_daemon.vision.deck.index_maps`).
 4. **Thresholds** are set on *calibration frames*: whole 1280x720 frames of the deck
    (:class:`~shoe_daemon.vision.synth.FrameGenerator`, nominal and stress) read by the full
    recogniser: the lowest probability with no wrong card (for cards of 100 px and more and for
@@ -174,7 +174,7 @@ def training_samples(faces: dict[str, np.ndarray], n_per_card: int, seed: int,
                      scale: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """(x, y, index maps): 2 rows per sample (both ways up), labels 0-51, and with an index
     ``scale`` each sample's :func:`shoe_daemon.vision.deck.index_maps` (its two index corners close
-    up where the generic reader finds them at that scale: a peek deck's corner model), else None."""
+    up where the generic reader finds them at that scale, for the corner model), else None."""
     from shoe_daemon.vision import deck, index
     from shoe_daemon.vision.synth import CONDITIONS, with_overrides
 
@@ -435,8 +435,7 @@ def enrol(faces: dict[str, np.ndarray], settings: Settings = Settings(), source:
     c0 = time.process_time()
     s = settings
     scale = index_scale(faces)
-    # A peek index is small in the corner box: the corner model reads it close up too (index_maps).
-    close_up = scale if scale < 1.0 else None
+    close_up = scale if reads_index_close_up(scale) else None
     say(f"synthesising {52 * s.samples_per_card} training cards ...")
     x, y, ims = training_samples(faces, s.samples_per_card, s.seed, say, close_up)
     rng = np.random.default_rng(s.seed)
@@ -502,6 +501,16 @@ def _fit(xt: np.ndarray, yt: np.ndarray, xh: np.ndarray, yh: np.ndarray, s: Sett
     return mlp, float((mlp.proba(xh).argmax(axis=1) == yh).mean())
 
 
+def reads_index_close_up(scale: float) -> bool:
+    """Does the corner model of a deck of index ``scale`` read the index close up too
+    (:func:`shoe_daemon.vision.deck.index_maps`)? A peek index is a few cells of the corner box and
+    its red is not in the ink map (font-peek: corner readings on own hand frames 880681 right 37 ->
+    42 of 43); a standard index under a sleeve is stretched by the outline's error (kennard 29 ->
+    35 of 37, kennard-4colour 36 -> 41 of 45, responsive 25 -> 30 of 33). A jumbo index fills the
+    box already."""
+    return scale <= 1.0
+
+
 def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: Settings, scale: float = 1.0,
                        index_maps: np.ndarray | None = None):  # fmt: skip
     """The corner model (an MLP, and its accuracy on the held-out samples' corners): each upright
@@ -510,7 +519,7 @@ def train_corner_model(x: np.ndarray, y: np.ndarray, held_rows: np.ndarray, s: S
     says little, and the agreement floors keep its unsure readings out. Half the training corners
     again with a sleeve over their inner part (:func:`sleeve_over`; a deck of index ``scale`` up
     to 1, the standard's or a peek index: a jumbo index fills the corner box). With ``index_maps``
-    (each sample's :func:`shoe_daemon.vision.deck.index_maps`; enrol gives a peek deck's) the model
+    (each sample's :func:`shoe_daemon.vision.deck.index_maps`: :func:`reads_index_close_up`) the model
     reads each corner's index close up beside it: the sleeve leaves that part clear."""
     from shoe_daemon.vision.deck import CORNER_INPUTS, corner_part
 
