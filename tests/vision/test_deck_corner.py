@@ -354,3 +354,17 @@ def test_enrolment_samples_give_a_peek_deck_its_index_close_ups(peek):
     assert maps.shape == (52, 2, INDEX_INPUTS) and len(x) == len(y) == 104
     assert (maps.reshape(52, 2, 2, -1)[:, :, 1].max(axis=(1, 2)) > 0.3).sum() >= 20      # red indices: H, D
     assert training_samples(peek, 1, 5)[2] is None          # a deck read at the standard or jumbo scale
+
+
+def test_the_corner_routes_generic_floor_steps_from_0_8_to_0_85():
+    """Under a sleeve the generic reader reads a clear index 0.83-0.89 sure where the corner model
+    is 0.99-1.0 (font-peek's calibration; own seed 880655 frame 62: a 6S at 0.89, a TC at 0.85):
+    with no wrong agreement its floor is 0.85, not 0.9; a wrong one still lifts it above."""
+    from shoe_daemon.vision.enroll import AGREE_CORNER_GENERIC
+
+    right = [(0.97, 0.99, True)] * 20 + [(0.89, 1.0, True), (0.86, 1.0, True)]
+    assert choose_agreement(right, AGREE_CORNER, AGREE_CORNER_GENERIC) == (0.85, 0.8)
+    assert choose_agreement(right, AGREE_CORNER) == (0.9, 0.8)          # the whole-face route's steps
+    a, b = choose_agreement(right + [(0.88, 0.99, False)], AGREE_CORNER, AGREE_CORNER_GENERIC)
+    assert not (0.88 >= a and 0.99 >= b) and 0.97 >= a and 0.99 >= b
+    assert min(AGREE_CORNER_GENERIC) == 0.8
