@@ -20,8 +20,9 @@ corner of the training samples a sample of its own): a card whose centre and oth
 the dealer's sleeve or hand shows one clear index, and the whole-face classifier, whose features
 include the covered part, reads it unsure or as another suit. That corner reading counts only
 where it agrees with the generic reader's reading of the same clear index, each above floors
-``enroll`` sets (:attr:`DeckModel.corner_agree`). Models enrolled before have neither and read as
-before.
+``enroll`` sets (:attr:`DeckModel.corner_agree`). The corner model of a deck with a standard or
+peek index also reads the index close up, in ink and red (:func:`index_maps`). Models enrolled
+before have neither and read as before.
 
 The file is JSON (``"format": "deck"``); loading it needs numpy only, not OpenCV.
 """
@@ -44,6 +45,15 @@ GRID = (24, 32)          # whole-card ink map (w, h)
 CORNER = (12, 20)        # each index corner's ink map
 CORNER_BOX = (0.32, 0.38)  # the corner region, fractions of the card's width and height (jumbo indices too)
 COLOUR = (12, 16)        # each colour map
+# An index close up (index_maps): its ink and red ink at CORNER's size each, framed by the index
+# itself where the generic reader found it, else this part of the card (fractions of its width
+# and height, from the corner: a peek index's). In the corner box at 12 x 20 a peek index is 4 x 6
+# cells, its suit pip one or two, and the ink map knows no red: font-peek's corner model read 2D
+# as 2S, TD and TS as TC (own seeds 880650-880653). Under a sleeve the outline may be a fifth
+# short, which stretches the corner box: kennard's read a 6S as QS at 0.94 (880660, frame 108).
+INDEX_BOX = (0.18, 0.21)
+CORNER_INPUTS = CORNER[0] * CORNER[1]        # the corner model's: one corner's ink map
+INDEX_INPUTS = 2 * CORNER[0] * CORNER[1]     # and one corner's index_maps (a standard or peek index)
 VALUES = np.array([RANK_VALUES[c[0]] for c in ALL_CODES])
 SMALL_WIDTH = 100.0      # px in the frame: a card this narrow has its own threshold (blur takes suits first)
 # And never below this: enrolled models read 3 small, blurred cards (S for C, D for H) at 0.9968-0.9998
@@ -84,6 +94,45 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     out = [np.concatenate([grid.ravel(), tl.ravel(), br.ravel()] + [c.ravel() for c in cols]),
            np.concatenate([grid[::-1, ::-1].ravel(), br.ravel(), tl.ravel()] + [c[::-1, ::-1].ravel() for c in cols])]
     return np.stack(out).astype(np.float32)
+
+
+def index_maps(card: np.ndarray, ink: np.ndarray, white: np.ndarray, boxes=(None, None)) -> np.ndarray:
+    """Both index corners close up (0: top left, 1: bottom right turned upright), each its ink map
+    and its red ink map (the red channel over the larger of the other two, against the card's
+    white, 0..1) at :data:`CORNER`'s size: (2, INDEX_INPUTS).
+
+    ``boxes``: where the generic reader found each corner's index (rank and suit together, a
+    :class:`~shoe_daemon.vision.index.Blob` in that corner's own coordinates, the bottom right's
+    turned; None where it found none): the maps are of the index itself then, framed by its box
+    (:func:`index_frame`), so an outline fitted a fifth short or long (a card under a sleeve: its
+    hidden end set at a card's proportions) shows the index as a well fitted one does. Else the
+    corner's :data:`INDEX_BOX`."""
+    import cv2
+
+    h, w = ink.shape
+    b, g, r = (card[..., k].astype(np.float32) / max(float(white[k]), 1.0) for k in range(3))
+    red = np.clip(r - np.maximum(g, b), 0.0, 1.0)
+    rows = []
+    for k, box in enumerate(boxes):
+        x0, y0, x1, y1 = index_frame(box) if box is not None else (0, 0, int(INDEX_BOX[0] * w), int(INDEX_BOX[1] * h))
+        maps = []
+        for m in (ink, red):
+            m = m if k == 0 else m[::-1, ::-1]
+            # The frame may reach past the card's edge (an index close to it): paper there.
+            part = np.zeros((y1 - y0, x1 - x0), np.float32)
+            ys, xs = slice(max(y0, 0), min(y1, h)), slice(max(x0, 0), min(x1, w))
+            part[ys.start - y0: ys.stop - y0, xs.start - x0: xs.stop - x0] = m[ys, xs]
+            maps.append(cv2.resize(part, CORNER, interpolation=cv2.INTER_AREA).ravel())
+        rows.append(np.concatenate(maps))
+    return np.stack(rows).astype(np.float32)
+
+
+def index_frame(box) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1): the part of a corner that shows the index in ``box`` close up: the box and
+    a sixth of its size beyond each side (resized to CORNER, the index fills the map whatever the
+    outline's error, as the glyph classifiers' rasters do)."""
+    px, py = max(1, round(box.w / 6)), max(1, round(box.h / 6))
+    return box.x - px, box.y - py, box.x + box.w + px, box.y + box.h + py
 
 
 def corner_part(x: np.ndarray, corner: int) -> np.ndarray:
@@ -148,14 +197,28 @@ class DeckModel:
     corner_mlp: MLP | None = None
     corner_agree: tuple[float, float] | None = None
 
-    def read_corner(self, feats: np.ndarray, corner: int) -> tuple[str, float] | None:
+    def read_corner(self, feats: np.ndarray, corner: int, rectified: tuple | None = None,
+                    box=None) -> tuple[str, float] | None:  # fmt: skip
         """The card index corner ``corner`` of a card's (2, D) :func:`features` shows, and its
-        probability, by the corner model; None without one."""
+        probability, by the corner model; None without one. A corner model of a standard or peek
+        index also reads
+        the index close up (:func:`index_maps` of the ``rectified`` card: (card, ink, white);
+        ``box``: where the generic reader found that corner's index)."""
         if self.corner_mlp is None:
             return None
-        p = self.corner_mlp.proba(corner_part(feats[:1], corner))[0]
+        x = corner_part(feats[:1], corner)
+        if self.corner_reads_index():
+            if rectified is None:
+                return None
+            boxes = (box, None) if corner == 0 else (None, box)
+            x = np.concatenate([x, index_maps(*rectified, boxes)[corner: corner + 1]], axis=1)
+        p = self.corner_mlp.proba(x)[0]
         k = int(p.argmax())
         return ALL_CODES[k], float(p[k])
+
+    def corner_reads_index(self) -> bool:
+        """Does the corner model read the index close up too (:func:`index_maps`; a standard or peek index's)?"""
+        return self.corner_mlp is not None and self.corner_mlp.w1.shape[0] == CORNER_INPUTS + INDEX_INPUTS
 
     def card_threshold(self, width: float) -> float:
         small = self.min_p_small if self.min_p_small is not None else self.min_p
@@ -251,7 +314,7 @@ def _corner_part_of(data: dict[str, Any], where: str) -> tuple[MLP | None, tuple
         mlp = MLP.from_json(raw)
     except (KeyError, TypeError, ValueError) as exc:
         raise DeckModelError(f"{where}: damaged deck model (corner model: {type(exc).__name__}: {exc})") from None
-    if mlp.w1.shape[0] != CORNER[0] * CORNER[1] or mlp.w2.shape[1] != 52:
+    if mlp.w1.shape[0] not in (CORNER_INPUTS, CORNER_INPUTS + INDEX_INPUTS) or mlp.w2.shape[1] != 52:
         raise DeckModelError(f"{where}: damaged deck model (the corner model's arrays have the wrong shapes)")
     return mlp, None if agree is None else (float(agree[0]), float(agree[1]))
 

@@ -279,6 +279,13 @@ def _halves(cand) -> list:
             for h in ([q[0], q[1], mid_right, mid_left], [mid_left, mid_right, q[2], q[3]])]
 
 
+def _index_box(corner):
+    """Where a corner's index lies (its rank and suit together; None without both)."""
+    if corner.rank_box is None or corner.suit_box is None:
+        return None
+    return corner.rank_box.union(corner.suit_box)
+
+
 def cand_width(quad: np.ndarray) -> float:
     """A card's width (its shorter side) in pixels."""
     q = np.asarray(quad, np.float32)
@@ -967,7 +974,8 @@ class CardBatch:
                 res = rec._face_unread(cand, _ink[0], _ink[1], res, zones)
             if readings:
                 guess = _clear_corner_guess(corners, slots, rp, sp, rec.thresholds.corner_reject)
-                deck_corner = rec.deck.read_corner(slots["deck"], guess[2]) if guess is not None else None
+                deck_corner = (rec.deck.read_corner(slots["deck"], guess[2], _ink, _index_box(corners[guess[2]]))
+                               if guess is not None else None)  # fmt: skip
                 dr = enrolled.with_generic_guess(readings[k], res, guess, deck_corner)
                 res = enrolled.decide(rec.deck, cand, pip, res, dr, zones,
                                       _centre_suit(slots, sp, rec.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip

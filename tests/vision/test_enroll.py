@@ -190,3 +190,16 @@ def test_a_deck_read_poorly_on_its_samples_gets_more_rounds(jumbo):
     assert thrice["samples"] == 3 * 52 * 2 and len(thrice["sample_accuracy_by_round"]) == 3, thrice
     assert thrice["sample_accuracy_by_round"][:2] == twice["sample_accuracy_by_round"]
     assert QUICK.second_round_below == 0.0 and 0.9 <= Settings().second_round_below < 0.97
+
+
+def test_a_standard_or_peek_index_is_read_close_up_by_the_corner_model(jumbo, faces):
+    """The corner model of a deck with a standard index (cardsJS) reads the index close up beside
+    the corner box (deck.index_maps; under a sleeve the outline's error stretches the box, and
+    kennard's corner model read a 6S as QS at 0.94), as a peek deck's does; a jumbo index fills
+    the box, and its deck's corner model reads the box alone."""
+    from shoe_daemon.vision.enroll import Settings, enrol, reads_index_close_up
+
+    assert reads_index_close_up(1.0) and reads_index_close_up(0.6) and not reads_index_close_up(2.0)
+    tiny = Settings(samples_per_card=2, hidden=16, epochs=2, calib_frames=3, val_frames=3, second_round_below=0.0)
+    assert enrol(faces, tiny).model.corner_reads_index()
+    assert not enrol(jumbo, tiny).model.corner_reads_index()
