@@ -89,9 +89,11 @@ def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
     turned = inner[::-1, ::-1].ravel().astype(np.float64)
     sym = float(np.corrcoef(flat, turned)[0, 1]) if flat.std() > 1e-6 else 0.0
     rest = solid >= MIN_SOLID and paper >= MIN_PAPER and margin >= MIN_MARGIN
-    if rest and sym < MIN_SYMMETRY:
-        sym = max(sym, shifted_likeness(inner))
     ok = rest and sym >= MIN_SYMMETRY
+    if rest and not ok:
+        # The best of 81 shifts is higher than one correlation by chance alone: it has to reach more.
+        sym = max(sym, shifted_likeness(inner))
+        ok = sym >= MIN_SHIFTED_SYMMETRY
     return ok, f"solid ink {solid:.2f}, paper {paper:.2f}, margin {margin:.2f}, half-turn likeness {sym:.2f}"
 
 
@@ -102,6 +104,10 @@ def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
 # (each way): none of the glare, chips, hands and backs of own seeds 882300-882459 (table stress,
 # empty tables) that pass the face's other tests comes near (-0.19 and 0.03 at most).
 LIKENESS_SHIFT = 8
+# ... and, moved, it must reach this: pieces cut across two faces lying together (a corner search
+# in a two-card outline) reached 0.63-0.66 moved, and were reported as cards where none lies (own
+# seed 883501, font-peek, table stress, frames 18 and 292).
+MIN_SHIFTED_SYMMETRY = 0.7
 
 
 def shifted_likeness(inner: np.ndarray) -> float:

@@ -255,19 +255,22 @@ def test_a_backs_card_shaped_inner_panel_does_not_set_the_frames_card_size(recog
     assert any(np.linalg.norm(np.mean(c.quad, axis=0) - th.centre) < 0.3 * _width(th) for c in res.cards)
 
 
-def test_two_cards_long_side_to_long_side_are_two_cards_not_one(recognizer):
-    """Two 6C lying long side to long side (own seed 881108, kennard, table stress, frame 46) made one
-    card-shaped 105-px outline, 1.33x the frame's other cards (under the recogniser's 1.3x of the
-    median), reported `unknown` where neither card lies. Its halves are the two cards: both faces."""
+def test_a_cards_two_unknown_halves_are_not_two_cards(recognizer):
+    """A 68-px 6H read `unknown` (own seed 883501, font-peek, table stress, frame 24, as
+    bench._table_stress makes it), among smaller cards: its halves, cut across its long sides, were
+    both faces and both `unknown`, and were reported as two cards where one lies. Two halves are
+    two cards only when one of them is read `ok` (the next test)."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
     from shoe_daemon.vision.zones import parse_zones
 
-    f = _frame("kennard", 881108, 46)
+    f = FrameGenerator(design_faces("font-peek"), [design_back("font-peek")], CONDITIONS["table-stress"],
+                       seed=883501).frame(24)
     res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
-    assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
-    for t in f.face_up:
-        if t.code == "6C":
-            assert any(np.linalg.norm(np.mean(c.quad, axis=0) - t.centre) < 0.3 * _width(t) for c in res.cards)
-    assert any(why.startswith("two cards side by side") for _, why in res.rejected)
+    six = next(t for t in f.face_up if t.code == "6H")
+    near = [c for c in res.cards if np.linalg.norm(np.mean(c.quad, axis=0) - six.centre) < _width(six)]
+    assert len(near) <= 1
+    assert not any(why.startswith("two cards side by side") for _, why in res.rejected)
 
 
 def test_two_cards_side_by_side_one_read_are_split_a_card_is_not(recognizer):
