@@ -167,39 +167,21 @@ def _enroll(args: argparse.Namespace) -> int:
 
 
 def _speed(args: argparse.Namespace) -> int:
-    from shoe_daemon.config import ConfigError, load_config
+    from shoe_daemon.commands.recognize import load_recognizer
 
     if args.frames < 20:
         _err("speed: --frames N: 20 or more (the 95th percentile of fewer frames says little)")
         return 2
-    camera = {}
-    try:
-        if args.config:
-            camera = load_config(args.config, read_secrets=False).camera
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    try:
-        import cv2  # noqa: F401
-    except ImportError:
-        _err("OpenCV is not installed: pip install 'shoe-daemon[camera]' (opencv-python-headless)")
-        return 2
+    rec = load_recognizer(args.config, args.model, _err, workers=args.workers)
+    if isinstance(rec, int):
+        return rec
     from shoe_daemon.vision import enroll, speed
-    from shoe_daemon.vision.recognizer import Recognizer
-    from shoe_daemon.vision.zones import ZoneError
 
     try:
         faces = enroll.load_faces(args.faces)
     except enroll.FaceFolderError as exc:
+        rec.close()
         _err(f"speed: {exc}")
-        return 2
-    try:
-        rec = Recognizer(camera, model_path=args.model, workers=args.workers)
-    except ZoneError as exc:
-        _err(f"config: {exc}")
-        return 2
-    except (OSError, ValueError) as exc:
-        _err(f"speed: cannot load the model: {exc}")
         return 2
     model = "the enrolled deck" if rec.deck is not None else "the shipped models"
     print(f"timing {args.frames} frames (1280x720, six cards in the boxes) of {args.faces} with {model}, "

@@ -44,33 +44,41 @@ def _err(msg: str) -> None:
     print(f"shoe-daemon recognize: error: {msg}", file=sys.stderr, flush=True)
 
 
-def run(args: argparse.Namespace) -> int:
+def load_recognizer(config_path: str | None, model: str | None, err, *, workers: int | None = None):
+    """The recogniser of ``config_path``'s [camera] section (zones, model, workers) and ``model``;
+    else the exit status 2, the reason told in one line (``err``; a configuration error as it reads)."""
     from shoe_daemon.config import ConfigError, load_config
     from shoe_daemon.vision.zones import ZoneError
 
     camera = {}
     try:
-        if args.config:
-            camera = load_config(args.config, read_secrets=False).camera
+        if config_path:
+            camera = load_config(config_path, read_secrets=False).camera
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
     try:
         import cv2  # noqa: F401
     except ImportError:
-        _err("OpenCV is not installed: pip install 'shoe-daemon[camera]' (opencv-python-headless)")
+        err("OpenCV is not installed: pip install 'shoe-daemon[camera]' (opencv-python-headless)")
         return 2
-    from shoe_daemon.vision.frames import FrameSourceError, read_image
     from shoe_daemon.vision.recognizer import Recognizer
 
     try:
-        recognizer = Recognizer(camera, model_path=args.model)
+        return Recognizer(camera, model_path=model, workers=workers)
     except ZoneError as exc:
-        _err(f"config: {exc}")
-        return 2
+        err(f"config: {exc}")
     except (OSError, ValueError) as exc:
-        _err(f"cannot load the model: {exc}")
-        return 2
+        err(f"cannot load the model: {exc}")
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    recognizer = load_recognizer(args.config, args.model, _err)
+    if isinstance(recognizer, int):
+        return recognizer
+    from shoe_daemon.vision.frames import FrameSourceError, read_image
+
     failed = 0
     for path in args.images:
         try:
