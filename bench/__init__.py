@@ -19,4 +19,3 @@ def steal_share(before: list[int] | None, after: list[int] | None) -> float | No
     diff = [b - a for a, b in zip(before, after, strict=False)]
     total = sum(diff[:8])
     return diff[7] / total if total > 0 else None
-

@@ -216,9 +216,8 @@ def index_boxes(card: np.ndarray, ink: np.ndarray, white: np.ndarray, scale: flo
     """Where the generic reader finds each index corner's rank and suit at ``scale`` (the
     recogniser's first reading of an enrolled deck's corners), as :func:`index_maps` takes them."""
     from shoe_daemon.vision import index
-    from shoe_daemon.vision.recognizer import _index_box
 
-    return tuple(_index_box(index.read_corner(card, ink, white, c, features=False, scale=scale)) for c in (0, 2))
+    return tuple(index.read_corner(card, ink, white, c, features=False, scale=scale).index_box for c in (0, 2))
 
 
 def clean_grids(faces: dict[str, np.ndarray]) -> np.ndarray:

@@ -164,6 +164,13 @@ class CornerReading:
     suit_raster: np.ndarray | None = None
     scale: float = 1.0              # the index scale it was read at (see :func:`roi_size`)
 
+    @property
+    def index_box(self) -> Blob | None:
+        """Where the index lies (its rank and suit together; None without both), in the corner's coordinates."""
+        if self.rank_box is None or self.suit_box is None:
+            return None
+        return self.rank_box.union(self.suit_box)
+
 
 def roi_size(scale: float = 1.0) -> tuple[int, int]:
     """(w, h) of the corner region searched for an index of ``scale`` (at most a quarter card)."""

@@ -279,13 +279,6 @@ def _halves(cand) -> list:
             for h in ([q[0], q[1], mid_right, mid_left], [mid_left, mid_right, q[2], q[3]])]
 
 
-def _index_box(corner):
-    """Where a corner's index lies (its rank and suit together; None without both)."""
-    if corner.rank_box is None or corner.suit_box is None:
-        return None
-    return corner.rank_box.union(corner.suit_box)
-
-
 def cand_width(quad: np.ndarray) -> float:
     """A card's width (its shorter side) in pixels."""
     q = np.asarray(quad, np.float32)
@@ -438,8 +431,8 @@ class Recognizer:
         (own seed 881108, kennard, table stress, frame 46: two 6C, 1.33x the frame's other cards).
         Its halves (cut across its long sides) are those two cards, each turned a quarter against
         it: each half is read as a card. The two cards stand when both halves are faces and one of
-        them is read ``ok``, or, whatever they read, when the outline is PAIR_SIZE times the frame's
-        other cards (two or more); a half read ``partial`` is reported ``unknown``. A card's own
+        them is read ``ok`` (the outline PAIR_SIZE times the frame's other cards, when there are two
+        or more to size it by); a half read ``partial`` is reported ``unknown``. A card's own
         halves show its blank border and the side of its pips where their indices would be: on own
         seeds 882020-882224 (table stress, and cards laid side by side) no card's halves were two
         faces with one read, and none 1.1x or more its frame's other cards gave two faces.
@@ -472,9 +465,8 @@ class Recognizer:
             # stress: 10 false cards in 600 frames). So two cards that are both unknown stay one.
             if all(r.status != "ok" for r in faces):
                 continue
-            if k is not None:
-                drop.add(k)
-                rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
+            drop.add(k)
+            rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
             # A half's value without its exact card is not given: a half is a card only as nearly
             # as the two lie side by side.
             add += [(h, (back, _sure_only(res), dr)) for h, (back, res, dr) in zip(halves, read, strict=True)]
@@ -978,7 +970,7 @@ class CardBatch:
                 res = rec._face_unread(cand, _ink[0], _ink[1], res, zones)
             if readings:
                 guess = _clear_corner_guess(corners, slots, rp, sp, rec.thresholds.corner_reject)
-                deck_corner = (rec.deck.read_corner(slots["deck"], guess[2], _ink, _index_box(corners[guess[2]]))
+                deck_corner = (rec.deck.read_corner(slots["deck"], guess[2], _ink, corners[guess[2]].index_box)
                                if guess is not None else None)  # fmt: skip
                 dr = enrolled.with_generic_guess(readings[k], res, guess, deck_corner)
                 res = enrolled.decide(rec.deck, cand, pip, res, dr, zones,
