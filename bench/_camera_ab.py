@@ -70,19 +70,19 @@ def recognisers(base, deck: str, model: str, workers: bool, base_workers: bool =
     new = {"new": Recognizer({}, model_path=path)}
     if workers:
         new["new, workers 1"] = Recognizer({}, model_path=path, workers=1)
-        new["new, workers 1"]._worker.available()
+        new["new, workers 1"].worker.available()
     return base.Recognizer({}, model_path=path, **({"workers": 1} if base_workers else {})), new
 
 
 def _ready(rec) -> None:
     """Wait (up to a minute) for a recogniser's card-reading process to be ready."""
-    if rec._worker is None:
+    if rec.worker is None:
         return
     for _ in range(600):
-        if rec._worker.available():
+        if rec.worker.available():
             return
         time.sleep(0.1)
-    raise SystemExit(f"the card-reading process did not start: {rec._worker.failed}")
+    raise SystemExit(f"the card-reading process did not start: {rec.worker.failed}")
 
 
 def same(base, args) -> int:
@@ -165,7 +165,7 @@ def speed(base, args) -> int:
                 # the caller's CPU time, plus what the worker took beyond the caller's own share.
                 path.append(mine + max(0.0, extra - own[0]))
                 worker.cpu_ms, own[0] = 0.0, 0.0
-    failed = new._worker.failed if new._worker is not None else None
+    failed = new.worker.failed if new.worker is not None else None
     new.close()
     b.close()
     print(f"{deck} ({model} model), {len(frames)} latency-pass frames, seed {args.seed}, codes alternating:")

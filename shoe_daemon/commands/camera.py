@@ -185,7 +185,7 @@ def _speed(args: argparse.Namespace) -> int:
         return 2
     model = "the enrolled deck" if rec.deck is not None else "the shipped models"
     print(f"timing {args.frames} frames (1280x720, six cards in the boxes) of {args.faces} with {model}, "
-          f"{'a card-reading process beside' if rec._worker is not None else 'one process'} ...", flush=True)
+          f"{'a card-reading process beside' if rec.worker is not None else 'one process'} ...", flush=True)
     frames = speed.six_card_frames(faces, [enroll.plain_back()], args.frames, args.seed)
     load = speed.load_average()
     try:
@@ -193,7 +193,7 @@ def _speed(args: argparse.Namespace) -> int:
     finally:
         rec.close()
     after = speed.load_average()
-    if rec._worker is not None and not timing.workers:
+    if rec.worker is not None and not timing.workers:
         print("the card-reading process was not ready: every card was read in this process", flush=True)
     print(f"per frame: p50 {timing.quantile(50):.1f} ms, p95 {timing.p95:.1f} ms, max {max(timing.ms):.1f} ms; "
           f"CPU p50 {timing.quantile(50, cpu=True):.1f} ms, p95 {timing.quantile(95, cpu=True):.1f} ms; "

@@ -351,6 +351,12 @@ class Recognizer:
         rec._scratch, rec._worker = None, None
         return rec
 
+    @property
+    def worker(self):
+        """The card-reading process (:class:`~shoe_daemon.vision.cardpool.CardWorker`) with
+        ``workers = 1``, else None: for timing it (its CPU) and for waiting until it is ready."""
+        return self._worker
+
     def close(self) -> None:
         """Stop the card-reading process, if one was started (``workers = 1``); reading goes on in this one."""
         if self._worker is not None:

@@ -57,7 +57,7 @@ def time_frames(rec, frames: Sequence, *, warm: int = WARM_FRAMES, ready_timeout
 
     for f in frames[:warm]:
         rec.recognize(f.image)
-    worker = rec._worker
+    worker = rec.worker
     deadline = time.monotonic() + ready_timeout
     while worker is not None and not worker.available() and worker.failed is None and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -16,7 +16,7 @@ from shoe_daemon.vision.zones import parse_zones
 
 
 def ready(rec: Recognizer) -> CardWorker:
-    worker = rec._worker
+    worker = rec.worker
     for _ in range(600):
         if worker.available():
             return worker
@@ -103,7 +103,7 @@ def test_a_card_given_early_then_dropped(generator, recognizer, pooled):
 
 def test_lazy_start_and_close(generator, recognizer):
     rec = Recognizer({}, workers=1)
-    assert rec._worker.pid is None                          # nothing started before a frame
+    assert rec.worker.pid is None                          # nothing started before a frame
     f = frames(generator)[0]
     want = recognizer.recognize(f.image)
     assert canon(rec.recognize(f.image)) == canon(want)     # read here while it starts
@@ -163,7 +163,7 @@ def test_a_process_that_fails_a_frame(generator, recognizer):
         ready(rec)
         f = frames(generator, seed=880014)[0]
         assert canon(rec.recognize(f.image)) == canon(recognizer.recognize(f.image))
-        assert rec._worker.failed.startswith("failed a frame: AttributeError")
+        assert rec.worker.failed.startswith("failed a frame: AttributeError")
     finally:
         rec.close()
 
@@ -171,8 +171,8 @@ def test_a_process_that_fails_a_frame(generator, recognizer):
 def test_workers_setting():
     from shoe_daemon.config import CameraRecognizerConfig
 
-    assert Recognizer({})._worker is None
-    assert Recognizer({"recognizer": {"workers": 0}})._worker is None
+    assert Recognizer({}).worker is None
+    assert Recognizer({"recognizer": {"workers": 0}}).worker is None
     with pytest.raises(ValueError, match="0 or 1"):
         Recognizer({"recognizer": {"workers": 2}})
     assert CameraRecognizerConfig(workers=1).workers == 1
@@ -194,7 +194,7 @@ def test_a_share_without_glyphs_is_read_as_part_of_its_frame(recognizer, pooled)
     ready(pooled)
     want = recognizer.recognize(f.image)
     assert canon(pooled.recognize(f.image)) == canon(want)
-    assert pooled._worker.frames == 1
+    assert pooled.worker.frames == 1
 
 
 def test_a_frame_cut_short_is_not_taken_for_the_next(generator, recognizer, pooled, monkeypatch):
@@ -254,6 +254,6 @@ def test_a_process_that_cannot_be_started_leaves_the_cards_here(generator, recog
     rec = Recognizer({}, workers=1)
     f = frames(generator, seed=880013)[0]
     assert canon(rec.recognize(f.image)) == canon(recognizer.recognize(f.image))
-    assert rec._worker.failed is not None and "could not be started" in rec._worker.failed
+    assert rec.worker.failed is not None and "could not be started" in rec.worker.failed
     assert canon(rec.recognize(f.image)) == canon(recognizer.recognize(f.image))
     rec.close()
