@@ -351,9 +351,16 @@ def hand_along_side(frame: np.ndarray, mask: np.ndarray, quad: np.ndarray, felt:
     return False
 
 
+# Two cards on a table share a strip at most (a fifth of a width under another: 0.2 of its area;
+# partial.RIVAL_OVERLAP): two pieces sharing more are one card's two ends. Touching cards blurred
+# show no seam either, and their corner cards share a little: 0-0.13 of the smaller in 13 pairs of
+# own seeds 884300-884304 (table stress; each pair two cards lost), the 2D's two ends 0.25.
+ENDS_MIN_SHARED = 0.2
+
+
 def _not_two_ends(cards: list[Candidate], white: np.ndarray, short: float) -> list[Candidate]:
     """Cards found from one region's corners, any two that are one larger card's two ends (each a
-    piece, :func:`piece_of_larger`, overlapping the other) taken as that card: the rectangle round
+    piece, :func:`piece_of_larger`, sharing more than ENDS_MIN_SHARED) taken as that card: the rectangle round
     both, when it has a card's proportions, else neither. (One piece alone stays: in an over-exposed
     frame two cards, one half on the other, show no seam either; own seed 884010,
     kennard-4colour-jumbo, table stress, frame 104.)"""
@@ -363,7 +370,8 @@ def _not_two_ends(cards: list[Candidate], white: np.ndarray, short: float) -> li
         for b in pieces[k + 1:]:
             if not any(a is o for o in out) or not any(b is o for o in out):
                 continue
-            if cv2.intersectConvexConvex(a.quad, b.quad)[0] <= 0:
+            shared = cv2.intersectConvexConvex(a.quad, b.quad)[0] / max(min(_area(a), _area(b)), 1.0)
+            if shared <= ENDS_MIN_SHARED:
                 continue
             out = [o for o in out if o is not a and o is not b]
             rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
