@@ -1,7 +1,7 @@
 """Table stress on own seeds: found / exact / wrong / false cards, split by touching and overlapped cards.
 
     python -m bench._table_stress --seed 881150 --frames 50 [--cases cardsjs:shipped,responsive:enrolled]
-        [--save out.json] [--diff before.json]
+        [--condition stress] [--save out.json] [--diff before.json]
 
 Each case (design:model) reads ``--frames`` frames of ``FrameGenerator(faces, backs,
 CONDITIONS["table-stress"], seed + k)`` (k the case's place in the list), scored as the benchmark
@@ -44,7 +44,7 @@ def _reason(frame_result, card) -> str:
     return best.split("(")[0].strip()[:60]
 
 
-def run_case(design: str, model: str, seed: int, frames: int) -> list[dict]:
+def run_case(design: str, model: str, seed: int, frames: int, condition: str = "table-stress") -> list[dict]:
     from bench.camera import _models, enrolled_path
     from shoe_daemon.vision.cardart import design_back
     from shoe_daemon.vision.evaluate import match
@@ -53,11 +53,11 @@ def run_case(design: str, model: str, seed: int, frames: int) -> list[dict]:
     from shoe_daemon.vision.zones import parse_zones
 
     decks, backs = _decks_for(design)
-    if design != "cardsjs":
+    if design not in ("cardsjs", "font"):
         backs = [design_back(design)]
-    path = _models()["shipped"] if model == "shipped" else str(enrolled_path(design))
+    path = _models()[model] if model in _models() else str(enrolled_path(design))
     rec = Recognizer({}, model_path=path)
-    gen = FrameGenerator(decks, backs, CONDITIONS["table-stress"], seed=seed)
+    gen = FrameGenerator(decks, backs, CONDITIONS[condition], seed=seed)
     rows = []
     for i in range(frames):
         f = gen.frame(i)
@@ -86,6 +86,10 @@ def _decks_for(design: str):
 
     if design == "cardsjs":
         return cardart.cardsjs_faces(), cardart.cardsjs_backs()
+    if design == "font":  # the benchmark's held-out font deck, on cardsJS backs (bench.camera._decks)
+        from shoe_daemon.vision.train import TEST_FONT
+
+        return cardart.font_deck(TEST_FONT[0], TEST_FONT[1]), cardart.cardsjs_backs()
     return cardart.design_faces(design), []
 
 
@@ -152,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--frames", type=int, default=50)
-    ap.add_argument("--cases", default=DEFAULT_CASES)
+    ap.add_argument("--cases", default=DEFAULT_CASES, help="design:model,... (model: shipped, fonts-only, enrolled)")
+    ap.add_argument("--condition", default="table-stress", help="synth.CONDITIONS key (stress, nominal, ...)")
     ap.add_argument("--save")
     ap.add_argument("--diff")
     args = ap.parse_args(argv)
@@ -162,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for k, case in enumerate(args.cases.split(",")):
         design, model = case.split(":")
-        rows += run_case(design, model, args.seed + k, args.frames)
+        rows += run_case(design, model, args.seed + k, args.frames, args.condition)
     print("\n".join(summary(rows)))
     if args.diff:
         with open(args.diff) as fh:

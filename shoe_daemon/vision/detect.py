@@ -23,7 +23,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from shoe_daemon.vision.partial import CARD_RATIO, COVER_MIN_WHITE, corner_cards, felt_colour, hull_card
+from shoe_daemon.vision.partial import CARD_RATIO, COVER_MIN_WHITE, FELT_DISTANCE, corner_cards, felt_colour, hull_card
 from shoe_daemon.vision.quad import (
     CLEAN_AGREE,
     MAX_CARD_LONG,
@@ -274,6 +274,115 @@ def _join_pieces(found: list[Candidate]) -> list[Candidate]:
     return out
 
 
+# A card found from its corners is a piece of a larger card when, past one of its sides, the same
+# face runs on: card white beyond it (PIECE_BEYOND of the paper inside, out to PIECE_OUT of its
+# width) and no seam about it (nowhere within PIECE_IN inside to PIECE_OUT outside darker than
+# PIECE_SEAM of that paper: where two cards touch, or one lies on another within a fifth of a width,
+# the upper card's edge shows as a dark line). A 113-px 2D whose frame's card size an 84-px card
+# set came back as its two ends, each card-shaped turned a quarter: one a false card (own seed
+# 883501, font-peek, table stress, frame 292).
+PIECE_IN, PIECE_OUT, PIECE_BEYOND, PIECE_SEAM = 0.3, 0.12, 0.8, 0.85
+
+
+def _side_profile(white: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.ndarray,
+                  offsets: np.ndarray) -> np.ndarray:
+    """Whiteness along side a-b (its middle 70 %, the median: a pip across it does not count), moved
+    by each of ``offsets`` px along ``outward``."""
+    ts = np.linspace(0.15, 0.85, 25)
+    line = a + (b - a) * ts[:, None]
+    pts = (line[None] + offsets[:, None, None] * outward).astype(np.float32)
+    vals = cv2.remap(white, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderValue=0.0)
+    return np.median(vals, axis=1)
+
+
+def piece_of_larger(white: np.ndarray, quad: np.ndarray, short: float) -> bool:
+    """Does the face of ``quad`` (a card found from its corners, ``short`` the frame's card size) run
+    on past one of its sides, with no seam (see PIECE_SEAM)?"""
+    quad = np.asarray(quad, np.float64).reshape(4, 2)
+    centre = quad.mean(axis=0)
+    offsets = np.arange(-round(PIECE_IN * short), round(PIECE_OUT * short) + 1, dtype=np.float64)
+    beyond = offsets >= 0.5 * PIECE_OUT * short
+    inside = offsets <= 0
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+        outward = np.array([-d[1], d[0]])
+        if outward @ (a - centre) < 0:
+            outward = -outward
+        prof = _side_profile(white, a, b, outward, offsets)
+        paper = float(np.median(prof[inside]))
+        if paper > 0 and prof[beyond].min() >= PIECE_BEYOND * paper and prof.min() >= PIECE_SEAM * paper:
+            return True
+    return False
+
+
+# A card taken from a region that is no card (a light hand merged with it: at a stricter threshold,
+# or by its hull), this much smaller than the frame's first-pass cards (sqrt of area, three or
+# more), with a hand or sleeve (neither card-white nor felt) along HAND_ALONG of one of its sides,
+# is the part of a card that shows beside the hand, card-shaped by chance: a 118-px TH, its end
+# under a hand, gave a 101-px "card" off its centre, a false card (own seed 884100, cardsJS, stress,
+# frame 770; a 128-px 4C, 884101, font deck, frame 1075). The region is looked into for the card
+# under the hand instead (its corners).
+HAND_PART_SIZE, HAND_ALONG = 0.8, 0.7
+
+
+def hand_along_side(frame: np.ndarray, mask: np.ndarray, quad: np.ndarray, felt: np.ndarray) -> bool:
+    """Is a strip 3-6 px outside one of ``quad``'s sides (its middle 80 %) mostly neither white
+    (``mask``) nor the ``felt``'s colour?"""
+    quad = np.asarray(quad, np.float64).reshape(4, 2)
+    centre = quad.mean(axis=0)
+    h, w = mask.shape
+    ts = np.linspace(0.1, 0.9, 15)[:, None]
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+        outward = np.array([-d[1], d[0]])
+        if outward @ (a - centre) < 0:
+            outward = -outward
+        pts = np.concatenate([a + (b - a) * ts + outward * o for o in (3, 4, 5, 6)])
+        xy = np.round(pts).astype(int)
+        ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < w) & (xy[:, 1] < h)
+        if ok.sum() < 0.5 * len(xy):
+            continue
+        x, y = xy[ok, 0], xy[ok, 1]
+        off_felt = np.linalg.norm(frame[y, x].astype(np.float64) - felt, axis=1) > FELT_DISTANCE
+        if float(np.mean(off_felt & (mask[y, x] == 0))) >= HAND_ALONG:
+            return True
+    return False
+
+
+# Two cards on a table share a strip at most (a fifth of a width under another: 0.2 of its area;
+# partial.RIVAL_OVERLAP): two pieces sharing more are one card's two ends. Touching cards blurred
+# show no seam either, and their corner cards share a little: 0-0.13 of the smaller in 13 pairs of
+# own seeds 884300-884304 (table stress; each pair two cards lost), the 2D's two ends 0.25.
+ENDS_MIN_SHARED = 0.2
+
+
+def _not_two_ends(cards: list[Candidate], white: np.ndarray, short: float) -> list[Candidate]:
+    """Cards found from one region's corners, any two that are one larger card's two ends (each a
+    piece, :func:`piece_of_larger`, sharing more than ENDS_MIN_SHARED) taken as that card: the rectangle round
+    both, when it has a card's proportions, else neither. (One piece alone stays: in an over-exposed
+    frame two cards, one half on the other, show no seam either; own seed 884010,
+    kennard-4colour-jumbo, table stress, frame 104.)"""
+    pieces = [q for q in cards if piece_of_larger(white, q.quad, short)]
+    out = list(cards)
+    for k, a in enumerate(pieces):
+        for b in pieces[k + 1:]:
+            if not any(a is o for o in out) or not any(b is o for o in out):
+                continue
+            shared = cv2.intersectConvexConvex(a.quad, b.quad)[0] / max(min(_area(a), _area(b)), 1.0)
+            if shared <= ENDS_MIN_SHARED:
+                continue
+            out = [o for o in out if o is not a and o is not b]
+            rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
+            rw, rh = rect[1]
+            if min(rw, rh) >= 1 and RATIO_RANGE[0] <= max(rw, rh) / min(rw, rh) <= RATIO_RANGE[1]:
+                quad = order_corners(cv2.boxPoints(rect))
+                out.append(Candidate(np.float32(quad), min(a.fill, b.fill), min(a.agree, b.agree),
+                                     max(rw, rh) / min(rw, rh)))
+    return out
+
+
 def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | None = None,
                ) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:  # fmt: skip
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason.
@@ -324,6 +433,10 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
                 if felt is None:
                     felt = felt_colour(frame)
                 inner = hull_card(frame, c, area, felt, w, h)
+            if inner and med is not None:
+                felt = felt_colour(frame) if felt is None else felt
+                inner = [q for q in inner if math.sqrt(_area(q)) >= HAND_PART_SIZE * med
+                         or not hand_along_side(frame, mask, q.quad, felt)]
             if inner:
                 found.extend(inner)
                 merged.append((c, -1))      # the region may hold more cards than these
@@ -348,7 +461,7 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
         # 55-px pieces of a 78-px AH; own seed 881802, font-peek, frame 84).
         others = [math.sqrt(_area(o)) for o in found if o is not cand]
         least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
-        inner = [q for q in corner_cards(c, mask, short, w, h, frame, felt)
+        inner = [q for q in _not_two_ends(corner_cards(c, mask, short, w, h, frame, felt), white, short)
                  if math.sqrt(_area(q)) >= least
                  and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
                              for o in found)]  # fmt: skip
@@ -364,7 +477,8 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
             area = cv2.contourArea(c)
             if area < COVER_MIN_WHITE * 0.8 * short * short * CARD_RATIO:
                 continue
-            inner = [q for q in corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO)
+            cards = corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO)
+            inner = [q for q in _not_two_ends(cards, white, short)
                      if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in found)]
             if inner:
                 found.extend(inner)

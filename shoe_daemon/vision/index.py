@@ -208,6 +208,9 @@ def _blobs(binary: np.ndarray) -> list[Blob]:
     return [Blob(x, y, w, h, a) for x, y, w, h, a in stats[stats[:, 4] >= 6].tolist()]
 
 
+STROKE_ASPECT, STROKE_MAX_W = 6.0, 2   # a blob this many times as tall as wide, and this narrow, is a stroke (find_index)
+
+
 def find_index(blobs: list[Blob], roi_w: int, roi_h: int,
                scale: float = 1.0) -> tuple[Blob | None, Blob | None, str]:  # fmt: skip
     """The rank and suit blobs of an index corner of index scale ``scale``, from its ink blobs."""
@@ -216,6 +219,12 @@ def find_index(blobs: list[Blob], roi_w: int, roi_h: int,
     blobs = [b for b in blobs if b.x > 0 or b.y > 0]
     cands = [b for b in blobs if min_h <= b.h <= max_h and b.w <= max_w and b.y < 0.22 * CH * scale
              and b.x < 0.2 * CW * scale and b.area >= 0.25 * b.h]  # fmt: skip
+    # A hairline stroke (STROKE_MAX_W px wide at most, STROKE_ASPECT times as tall or more) is no
+    # glyph by itself (a narrow "1" or "J" is wider: at 6x alone, 16 more stress cards of own seed
+    # 886100 went unread): a blurred QH's "Q" broke up, its 2x17-px left stroke was taken for the
+    # rank and read "J" (0.985), which the picture confirmed: JH `ok` (own seed 884100, cardsJS,
+    # stress, frame 1445). It may join a glyph beside it, not start one.
+    cands = [b for b in cands if b.w > STROKE_MAX_W or b.h < STROKE_ASPECT * b.w]
     if not cands:
         return None, None, "no rank glyph"
     first = min(cands, key=lambda b: b.y)

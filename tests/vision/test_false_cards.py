@@ -362,3 +362,56 @@ def test_a_card_is_sized_against_cards_not_against_what_is_too_small_for_one(rec
     assert all(_matches(np.asarray(c.quad), f) for c in res.cards)
     nine = next(t for t in f.face_up if t.code == "9H")
     assert any(np.linalg.norm(np.mean(c.quad, axis=0) - nine.centre) < 0.3 * _width(nine) for c in res.cards)
+
+
+def test_a_larger_cards_two_ends_are_not_two_cards():
+    """A 113-px 2D touching a KH and a 7D (own seed 883501, font-peek, table stress, frame 292), the
+    frame's card size set by an 84-px 5S: the cluster's corners gave the 2D's two ends, each
+    card-shaped turned a quarter, as two cards (one a false card, `unknown` with the enrolled model).
+    Its face runs on past each end's inner side with no seam: neither is a card."""
+    from shoe_daemon.vision import detect
+    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
+    from shoe_daemon.vision.cardart import design_back, design_faces
+
+    _require()
+    f = FrameGenerator(design_faces("font-peek"), [design_back("font-peek")], CONDITIONS["table-stress"],
+                       seed=883501).frame(292)
+    found, _ = detect.find_cards(f.image)
+    two = next(t for t in f.face_up if t.code == "2D")
+    assert sum(np.linalg.norm(c.quad.mean(axis=0) - two.centre) < _width(two) for c in found) <= 1
+
+
+def test_a_piece_of_a_card_runs_on_past_a_side_a_card_touching_another_does_not():
+    """detect.piece_of_larger on a drawn whiteness map: card white (110) on felt (0), a 100x140 card."""
+    from shoe_daemon.vision.detect import piece_of_larger
+
+    white = np.zeros((400, 500), np.uint8)
+    white[100:240, 100:200] = 110
+    card = np.float32([[100, 100], [199, 100], [199, 239], [100, 239]])
+    end = np.float32([[100, 100], [199, 100], [199, 170], [100, 170]])       # its top end, turned a quarter
+    assert not piece_of_larger(white, card, 100)
+    assert piece_of_larger(white, end, 70)
+    # A second card against its right side, the two cards' edges a darker seam: each is a card.
+    white[100:240, 200:300] = 110
+    white[100:240, 199:201] = 70
+    assert not piece_of_larger(white, card, 100)
+    white[100:240, 199:201] = 110           # no seam: one card's face running on
+    assert piece_of_larger(white, card, 100)
+
+
+@pytest.mark.parametrize("deck, seed, index, code", [("cardsjs", 884100, 770, "TH"), ("font", 884101, 1075, "4C")])
+def test_the_part_of_a_card_beside_a_hand_is_not_a_card(deck, seed, index, code):
+    """Stress frames (own seeds): a card's end under a hand, the hand whiter than the felt. The part
+    that shows, split from the hand or taken by its hull, was card-shaped and 0.67x the frame's cards:
+    reported `unknown` off the card's centre, a false card. A hand along its side says it is a part."""
+    from shoe_daemon.vision import cardart, detect
+    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
+    from shoe_daemon.vision.train import TEST_FONT
+
+    _require()
+    faces = cardart.cardsjs_faces() if deck == "cardsjs" else cardart.font_deck(TEST_FONT[0], TEST_FONT[1])
+    f = FrameGenerator(faces, cardart.cardsjs_backs(), CONDITIONS["stress"], seed=seed).frame(index)
+    found, _ = detect.find_cards(f.image)
+    t = next(t for t in f.face_up if t.code == code)
+    near = [c for c in found if np.linalg.norm(c.quad.mean(axis=0) - t.centre) < _width(t)]
+    assert all(_matches(c.quad, f) for c in near)

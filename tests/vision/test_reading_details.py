@@ -241,3 +241,31 @@ def test_two_blobs_taller_than_any_pip_are_no_two():
     assert r.kind == "unclear" and "too tall" in r.reason, r
     two = read_pips(_pips_ink([(0.5, 0.2), (0.5, 0.8)]))
     assert two.kind == "pips" and two.count == 2
+
+
+def test_a_thin_stroke_does_not_start_a_rank_glyph_but_joins_one():
+    """A blurred QH's "Q" broke up and its 2x17-px left stroke, the topmost blob, was read "J" (0.985),
+    which the picture confirmed: JH `ok` (own seed 884100, cardsJS, stress, frame 1445). A blob six
+    times as tall as wide starts no rank glyph; beside one (the "1" of a "10") it still joins it."""
+    from shoe_daemon.vision.index import Blob, find_index
+
+    stroke = Blob(4, 10, 2, 17, 22)
+    suit = Blob(5, 36, 15, 16, 160)
+    rank, _, why = find_index([stroke], 48, 89)
+    assert rank is None and why == "no rank glyph"
+    zero = Blob(9, 10, 10, 17, 100)
+    rank, _, _ = find_index([stroke, zero, suit], 48, 89)
+    assert (rank.x, rank.x1) == (4, 19)
+
+
+def test_a_queen_whose_index_broke_up_is_not_read_a_jack(recognizer):
+    """The QH of own seed 884100's stress frame 1445 (cardsJS, shipped model): never read JH."""
+    from shoe_daemon.vision.cardart import cardsjs_backs, cardsjs_faces
+    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
+    from shoe_daemon.vision.zones import parse_zones
+
+    f = FrameGenerator(cardsjs_faces(), cardsjs_backs(), CONDITIONS["stress"], seed=884100).frame(1445)
+    res = recognizer.recognize(f.image, zones=parse_zones(f.zones))
+    qh = next(t for t in f.face_up if t.code == "QH")
+    near = [c for c in res.cards if np.linalg.norm(np.mean(c.quad, axis=0) - qh.centre) < 0.3 * float(np.linalg.norm(qh.quad[1] - qh.quad[0]))]
+    assert all(c.card in (None, "QH") for c in near)
