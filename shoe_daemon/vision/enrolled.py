@@ -62,6 +62,20 @@ def without_deck(generic, dr):
     return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
 
 
+def _card_floor(deck, cand, centre_names_card: bool) -> float:
+    """The probability the deck's card needs: the deck's threshold for the card's width, but
+    ``min_p`` alone where the centre names the deck's card itself (``centre_names_card``: its pip
+    count the deck's rank, its pips clearly the deck's suit). The small-card floor is for the deck
+    model alone, overconfident on small, blurred cards (S for C, D for H); pips counted and
+    classified apart are a second reader of the same card. Peek-index cards 96-99 px wide, the
+    deck at 0.9984-0.99988 and two or seven pips of its suit at 1.00, were withheld for it
+    (own seed 884000 frames 52, 193, 502, 564 and 658, font-peek nominal; not the benchmark's).
+    """
+    if centre_names_card:
+        return deck.min_p
+    return deck.card_threshold(cand_width(cand.quad))
+
+
 def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
            pip_suit: np.ndarray | None = None, ink: np.ndarray | None = None,
            feats: np.ndarray | None = None) -> CardResult | str:  # fmt: skip
@@ -118,9 +132,6 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
             value_vetoes.append(f"the index reads value {generic.value}")
         if generic.card is not None and generic.card != dr.card:
             card_vetoes.append(f"the index reads {generic.card}")
-    need = deck.card_threshold(cand_width(cand.quad))
-    sure = this_deck and dr.p_card >= need
-    same = isinstance(generic, CardResult) and generic.card == dr.card
     # A four-colour deck tells spades from green clubs, hearts from blue diamonds, by colour;
     # where the deck alone decides and only the colour does (read with its colour maps faded,
     # the card is the other suit of the pair), a colour cast may have: a motion-blurred 6S's
@@ -128,6 +139,9 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's). Not where the
     # centre's pips show that suit (a 2C whose pips read clubs at 1.00, own seed 885602).
     shown = pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
+    need = _card_floor(deck, cand, shown and not card_vetoes)
+    sure = this_deck and dr.p_card >= need
+    same = isinstance(generic, CardResult) and generic.card == dr.card
     if sure and not same and not agreed and not shown and feats is not None:
         faded = deck.read_faded(feats)
         if faded != dr.card and faded[0] == rank and (faded[1] in "HD") == (dr.card[1] in "HD"):
