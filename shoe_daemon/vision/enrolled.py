@@ -107,6 +107,8 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
             return CardResult(dr.corner, RANK_VALUES[dr.corner[0]], "ok", min(dr.p_generic, dr.p_corner), quad, zone,
                               f"one clear index: the index ({dr.p_generic:.2f}) and the deck's reading of it "
                               f"({dr.p_corner:.2f}) agree")  # fmt: skip
+    if not this_deck and not agreed:
+        return without_deck(generic, dr)
     rank = dr.card[0]
     value_vetoes, card_vetoes = [], []
     if pip.kind == "pips":
@@ -138,20 +140,7 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     # centre's pips show that suit (a 2C whose pips read clubs at 1.00, own seed 885602).
     shown = pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
     centre_names_card = shown and not card_vetoes   # its pip count the deck's rank, its pips the deck's suit
-    # The likeness keeps a back, a chip or another deck's face that the classifier puts somewhere
-    # from being read as a card; pips of the deck's rank and suit, counted and classified apart,
-    # are that card's face. A blurred font-peek 5S (deck 0.998, likeness 0.33 under the deck's
-    # 0.4; five pips, spades at 1.00) was withheld for it (own seed 884000, nominal, frame 291).
-    # The centre stands in for one floor, not both: an unlike card needs the threshold of its
-    # width. A 64-px 7D under motion blur whose centre counted five diamonds, the deck reading 5D
-    # at 0.976 (likeness 0.13), would be read wrong (own seed 884800, stress, frame 33,
-    # kennard-4colour; the only wrong reading the centre named on that seed, six decks, nominal,
-    # hand, small, stress and table stress, 100 frames each).
-    unlike_but_named = centre_names_card and dr.p_card >= deck.card_threshold(cand_width(cand.quad))
-    this_deck = this_deck or unlike_but_named
-    need = _card_floor(deck, cand, centre_names_card and dr.match >= deck.min_match)
-    if not this_deck and not agreed:
-        return without_deck(generic, dr)
+    need = _card_floor(deck, cand, centre_names_card)
     sure = this_deck and dr.p_card >= need
     same = isinstance(generic, CardResult) and generic.card == dr.card
     if sure and not same and not agreed and not shown and feats is not None:

@@ -138,18 +138,3 @@ def test_pips_the_centre_counted_as_the_decks_card_are_a_face():
     assert any(t.code == "2D" for t in f.face_up)
     assert r is not None and r.card == "2D" and r.status == "ok", r and (r.card, r.reason)
 
-
-def test_a_card_the_centre_names_needs_no_likeness():
-    """A blurred font-peek 5S: the deck model read 5S at 0.998, its likeness 0.33 under the
-    deck's 0.4, and the generic reader was unsure (its index read 2): withheld. Five pips, read
-    spades at 1.00, are that card's face: the likeness is not needed. A reading the centre does
-    not name (another suit, another rank) still is (own seed 884000, nominal, frame 291)."""
-    _require()
-    for reading, want in ((("5S", 0.998, 5, 0.9996, 0.33), "5S"),
-                          (("5C", 0.998, 5, 0.9996, 0.33), None),
-                          (("6S", 0.998, 6, 0.9996, 0.33), None)):
-        deck = _pinned_deck(reading, 0.995, 0.4, 0.9999, 0.6)
-        r, f = _read("font-peek", "nominal", 884000, 291, deck, (738, 309))
-        assert any(t.code == "5S" for t in f.face_up)
-        got = None if r is None else r.card
-        assert got == want, (reading, got, r and r.reason)
