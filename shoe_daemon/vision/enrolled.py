@@ -62,6 +62,20 @@ def without_deck(generic, dr):
     return f"{generic}; not like this deck's {dr.card} (likeness {dr.match:.2f})"
 
 
+def _card_floor(deck, cand, centre_names_card: bool) -> float:
+    """The probability the deck's card needs: the deck's threshold for the card's width, but
+    ``min_p`` alone where the centre names the deck's card itself (``centre_names_card``: its pip
+    count the deck's rank, its pips clearly the deck's suit). The small-card floor is for the deck
+    model alone, overconfident on small, blurred cards (S for C, D for H); pips counted and
+    classified apart are a second reader of the same card. Peek-index cards 96-99 px wide, the
+    deck at 0.9984-0.99988 and two or seven pips of its suit at 1.00, were withheld for it
+    (own seed 884000 frames 52, 193, 502, 564 and 658, font-peek nominal; not the benchmark's).
+    """
+    if centre_names_card:
+        return deck.min_p
+    return deck.card_threshold(cand_width(cand.quad))
+
+
 def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
            pip_suit: np.ndarray | None = None, ink: np.ndarray | None = None,
            feats: np.ndarray | None = None) -> CardResult | str:  # fmt: skip
@@ -118,9 +132,6 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
             value_vetoes.append(f"the index reads value {generic.value}")
         if generic.card is not None and generic.card != dr.card:
             card_vetoes.append(f"the index reads {generic.card}")
-    need = deck.card_threshold(cand_width(cand.quad))
-    sure = this_deck and dr.p_card >= need
-    same = isinstance(generic, CardResult) and generic.card == dr.card
     # A four-colour deck tells spades from green clubs, hearts from blue diamonds, by colour;
     # where the deck alone decides and only the colour does (read with its colour maps faded,
     # the card is the other suit of the pair), a colour cast may have: a motion-blurred 6S's
@@ -128,6 +139,10 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's). Not where the
     # centre's pips show that suit (a 2C whose pips read clubs at 1.00, own seed 885602).
     shown = pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
+    centre_names_card = shown and not card_vetoes   # its pip count the deck's rank, its pips the deck's suit
+    need = _card_floor(deck, cand, centre_names_card)
+    sure = this_deck and dr.p_card >= need
+    same = isinstance(generic, CardResult) and generic.card == dr.card
     if sure and not same and not agreed and not shown and feats is not None:
         faded = deck.read_faded(feats)
         if faded != dr.card and faded[0] == rank and (faded[1] in "HD") == (dr.card[1] in "HD"):
@@ -137,8 +152,12 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     # Alone (the generic reader saw no face here), the deck is not believed on a card with no
     # pip or picture ink: a back's fine pattern, blurred, read 7H at 0.9997 (likeness 0.29, its
     # inner area 0.77 "paper" and no solid ink; own seed 889002 stress frames 35 and 40,
-    # kennard-jumbo; not the benchmark's).
-    if sure and isinstance(generic, str) and ink is not None and inner_ink(ink)[2] < MIN_SOLID:
+    # kennard-jumbo; not the benchmark's). Pips the centre counted and classified as the deck's
+    # card are pip ink, however faint: a blurred peek-index 2D's two small pips (deck 0.9954,
+    # likeness 0.61; the pips diamonds at 1.00) stay under the solid-ink share (own seed 884000,
+    # nominal, frame 196; font-peek).
+    if (sure and isinstance(generic, str) and not centre_names_card and ink is not None
+            and inner_ink(ink)[2] < MIN_SOLID):
         return f"{generic}; deck: {dr.card} ({dr.p_card:.2f}), but no pip or picture ink: no face"
     if not vetoes and (sure or same or agreed):
         conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)

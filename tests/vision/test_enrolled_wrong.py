@@ -108,3 +108,33 @@ def test_a_suit_only_the_colour_names_is_not_read():
     assert r is not None, "the 6S is no longer found"
     assert r.card is None and r.value == 6 and r.status == "partial", (r.card, r.value, r.reason)
     assert "colour alone" in r.reason
+
+
+def test_a_small_card_the_centre_names_needs_the_decks_threshold_not_the_small_floor():
+    """A font-peek 2H 99.5 px wide, no index read, its two pips read hearts at 1.00: the deck
+    model's 2H at 0.99965 (likeness 0.65) was under the small-card floor (0.9999) and withheld.
+    The centre names the card itself (two pips, hearts), a reader apart from the deck's: the
+    deck's own threshold (0.995) is enough. The same reading of a card the centre does not name
+    (another suit, another count) still needs the floor (own seed 884000, nominal, frame 52)."""
+    _require()
+    for reading, want in ((("2H", 0.99965, 2, 0.99998, 0.655), "2H"),
+                          (("2D", 0.99965, 2, 0.99998, 0.655), None),
+                          (("3H", 0.99965, 3, 0.99998, 0.655), None)):
+        deck = _pinned_deck(reading, 0.995, 0.4, 0.9999, 0.6)
+        r, f = _read("font-peek", "nominal", 884000, 52, deck, (547, 288))
+        assert any(t.code == "2H" for t in f.face_up)
+        got = None if r is None else r.card
+        assert got == want, (reading, got, r and r.reason)
+
+
+def test_pips_the_centre_counted_as_the_decks_card_are_a_face():
+    """A blurred font-peek 2D 103 px wide: its two small pips leave less solid ink than the rule
+    against a blurred back asks for, and with no index read the deck's 2D (0.9954, likeness 0.61)
+    was dropped as "no pip or picture ink". The centre counted two pips and read them diamonds
+    at 1.00: that is pip ink; the card is read (own seed 884000, nominal, frame 196)."""
+    _require()
+    deck = _pinned_deck(("2D", 0.9954, 2, 0.99995, 0.605), 0.995, 0.4, 0.9999, 0.6)
+    r, f = _read("font-peek", "nominal", 884000, 196, deck, (859, 309))
+    assert any(t.code == "2D" for t in f.face_up)
+    assert r is not None and r.card == "2D" and r.status == "ok", r and (r.card, r.reason)
+
