@@ -104,11 +104,13 @@ def diff(old_path: str, new_path: str, show_all: bool) -> None:
     print(line("old", tally(old["frames"])))
     print(line("new", tally(new["frames"])))
     moves: Counter = Counter()
-    for a, b in zip(old["frames"], new["frames"]):
+    if len(old["frames"]) != len(new["frames"]):
+        raise SystemExit(f"the two runs read {len(old['frames'])} and {len(new['frames'])} frames: dump the same N")
+    for a, b in zip(old["frames"], new["frames"], strict=True):
         if a["hash"] != b["hash"]:
             print(f"frame {a['frame']}: images differ ({a['hash']} / {b['hash']})")
             continue
-        for ca, cb in zip(a["cards"], b["cards"]):
+        for ca, cb in zip(a["cards"], b["cards"], strict=True):
             oa, ob = outcome(ca), outcome(cb)
             moves[(oa, ob)] += 1
             if show_all or (oa, ob, ca["card"]) != (ob, oa, cb["card"]) and (oa != ob or ca["card"] != cb["card"]):

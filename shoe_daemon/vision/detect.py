@@ -23,7 +23,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-from shoe_daemon.vision.partial import CARD_RATIO, COVER_MIN_WHITE, FELT_DISTANCE, corner_cards, felt_colour, hull_card
+from shoe_daemon.vision.partial import (
+    CARD_RATIO,
+    COVER_MIN_WHITE,
+    FELT_DISTANCE,
+    corner_cards,
+    felt_colour,
+    hull_card,
+)
 from shoe_daemon.vision.quad import (
     CLEAN_AGREE,
     MAX_CARD_LONG,

@@ -370,8 +370,8 @@ def test_a_larger_cards_two_ends_are_not_two_cards():
     card-shaped turned a quarter, as two cards (one a false card, `unknown` with the enrolled model).
     Its face runs on past each end's inner side with no seam: neither is a card."""
     from shoe_daemon.vision import detect
-    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
     from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
 
     _require()
     f = FrameGenerator(design_faces("font-peek"), [design_back("font-peek")], CONDITIONS["table-stress"],
