@@ -291,6 +291,19 @@ def _join_pieces(found: list[Candidate]) -> list[Candidate]:
 PIECE_IN, PIECE_OUT, PIECE_BEYOND, PIECE_SEAM = 0.3, 0.12, 0.8, 0.85
 
 
+def _sides_outward(quad) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``quad``'s four sides as (start, end, unit normal pointing away from its centre)."""
+    quad = np.asarray(quad, np.float64).reshape(4, 2)
+    centre = quad.mean(axis=0)
+    sides = []
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+        outward = np.array([-d[1], d[0]])
+        sides.append((a, b, -outward if outward @ (a - centre) < 0 else outward))
+    return sides
+
+
 def _side_profile(white: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.ndarray,
                   offsets: np.ndarray) -> np.ndarray:
     """Whiteness along side a-b (its middle 70 %, the median: a pip across it does not count), moved
@@ -305,17 +318,10 @@ def _side_profile(white: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.n
 def piece_of_larger(white: np.ndarray, quad: np.ndarray, short: float) -> bool:
     """Does the face of ``quad`` (a card found from its corners, ``short`` the frame's card size) run
     on past one of its sides, with no seam (see PIECE_SEAM)?"""
-    quad = np.asarray(quad, np.float64).reshape(4, 2)
-    centre = quad.mean(axis=0)
     offsets = np.arange(-round(PIECE_IN * short), round(PIECE_OUT * short) + 1, dtype=np.float64)
     beyond = offsets >= 0.5 * PIECE_OUT * short
     inside = offsets <= 0
-    for k in range(4):
-        a, b = quad[k], quad[(k + 1) % 4]
-        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
-        outward = np.array([-d[1], d[0]])
-        if outward @ (a - centre) < 0:
-            outward = -outward
+    for a, b, outward in _sides_outward(quad):
         prof = _side_profile(white, a, b, outward, offsets)
         paper = float(np.median(prof[inside]))
         if paper > 0 and prof[beyond].min() >= PIECE_BEYOND * paper and prof.min() >= PIECE_SEAM * paper:
@@ -336,16 +342,9 @@ HAND_PART_SIZE, HAND_ALONG = 0.8, 0.7
 def hand_along_side(frame: np.ndarray, mask: np.ndarray, quad: np.ndarray, felt: np.ndarray) -> bool:
     """Is a strip 3-6 px outside one of ``quad``'s sides (its middle 80 %) mostly neither white
     (``mask``) nor the ``felt``'s colour?"""
-    quad = np.asarray(quad, np.float64).reshape(4, 2)
-    centre = quad.mean(axis=0)
     h, w = mask.shape
     ts = np.linspace(0.1, 0.9, 15)[:, None]
-    for k in range(4):
-        a, b = quad[k], quad[(k + 1) % 4]
-        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
-        outward = np.array([-d[1], d[0]])
-        if outward @ (a - centre) < 0:
-            outward = -outward
+    for a, b, outward in _sides_outward(quad):
         pts = np.concatenate([a + (b - a) * ts + outward * o for o in (3, 4, 5, 6)])
         xy = np.round(pts).astype(int)
         ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < w) & (xy[:, 1] < h)
