@@ -30,6 +30,7 @@ from shoe_daemon.vision.partial import (
     corner_cards,
     felt_colour,
     hull_card,
+    overlap_share,
 )
 from shoe_daemon.vision.quad import (
     CLEAN_AGREE,
@@ -239,6 +240,16 @@ def _holds_two(cand: Candidate, found: list[Candidate]) -> bool:
     return any(min(_area(a), _area(b)) >= (TWO_MIN_INNER * med) ** 2 for a, b in pairs)
 
 
+def _rectangle_round(a: Candidate, b: Candidate) -> tuple[np.ndarray, float, float] | None:
+    """The rectangle round two candidates (its corners ordered as a card's, its two sides), or
+    None unless it has a card's proportions (RATIO_RANGE)."""
+    rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
+    rw, rh = rect[1]
+    if min(rw, rh) < 1 or not RATIO_RANGE[0] <= max(rw, rh) / min(rw, rh) <= RATIO_RANGE[1]:
+        return None
+    return order_corners(cv2.boxPoints(rect)), rw, rh
+
+
 PIECES_MIN_FILL = 0.85   # share of the rectangle round two pieces of a card that the two cover
 
 
@@ -265,17 +276,16 @@ def _join_pieces(found: list[Candidate]) -> list[Candidate]:
             area_a, area_b = _area(a), _area(b)
             if max(area_a, area_b) >= (TWO_MIN_INNER * med) ** 2:
                 continue
-            rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
-            rw, rh = rect[1]
-            if min(rw, rh) < 1 or not RATIO_RANGE[0] <= max(rw, rh) / min(rw, rh) <= RATIO_RANGE[1]:
+            round_both = _rectangle_round(a, b)
+            if round_both is None:
                 continue
+            quad, rw, rh = round_both
             if not TWO_MIN_INNER * med <= math.sqrt(rw * rh) <= TWO_MIN_OUTER * med:
                 continue
             inter, _ = cv2.intersectConvexConvex(a.quad, b.quad)
             fill = (area_a + area_b - float(inter)) / (rw * rh)
             if fill < PIECES_MIN_FILL:
                 continue
-            quad = order_corners(cv2.boxPoints(rect))
             out = [o for o in out if o is not a and o is not b]
             out.append(Candidate(quad, fill, min(a.agree, b.agree), max(rw, rh) / min(rw, rh)))
     return out
@@ -376,16 +386,13 @@ def _not_two_ends(cards: list[Candidate], white: np.ndarray, short: float) -> li
         for b in pieces[k + 1:]:
             if not any(a is o for o in out) or not any(b is o for o in out):
                 continue
-            shared = cv2.intersectConvexConvex(a.quad, b.quad)[0] / max(min(_area(a), _area(b)), 1.0)
-            if shared <= ENDS_MIN_SHARED:
+            if overlap_share(a, b) <= ENDS_MIN_SHARED:
                 continue
             out = [o for o in out if o is not a and o is not b]
-            rect = cv2.minAreaRect(np.concatenate([a.quad, b.quad]))
-            rw, rh = rect[1]
-            if min(rw, rh) >= 1 and RATIO_RANGE[0] <= max(rw, rh) / min(rw, rh) <= RATIO_RANGE[1]:
-                quad = order_corners(cv2.boxPoints(rect))
-                out.append(Candidate(np.float32(quad), min(a.fill, b.fill), min(a.agree, b.agree),
-                                     max(rw, rh) / min(rw, rh)))
+            round_both = _rectangle_round(a, b)
+            if round_both is not None:
+                quad, rw, rh = round_both
+                out.append(Candidate(quad, min(a.fill, b.fill), min(a.agree, b.agree), max(rw, rh) / min(rw, rh)))
     return out
 
 

@@ -343,6 +343,12 @@ def _reach(quad: np.ndarray, mask: np.ndarray, short: float) -> np.ndarray:
 RIVAL_OVERLAP = 0.3
 
 
+def overlap_share(a: Candidate, b: Candidate) -> float:
+    """The share of the smaller of two cards' quadrilaterals that lies in both."""
+    inter, _ = cv2.intersectConvexConvex(a.quad, b.quad)
+    return float(inter) / max(min(abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))), 1.0)
+
+
 def _no_rivals(cards: list[Candidate]) -> list[Candidate]:
     """Of cards recovered from one region, none that shares more than RIVAL_OVERLAP of its area with another.
 
@@ -351,15 +357,11 @@ def _no_rivals(cards: list[Candidate]) -> list[Candidate]:
     887001, table stress, frame 53: two such "cards", each half of the 8S and half of the TD,
     sharing 0.46 of their area). Neither is believed.
     """
-    def shared(a: Candidate, b: Candidate) -> float:
-        inter, _ = cv2.intersectConvexConvex(a.quad, b.quad)
-        return float(inter) / max(min(abs(cv2.contourArea(a.quad)), abs(cv2.contourArea(b.quad))), 1.0)
-
     def rivals(a: Candidate, b: Candidate) -> bool:
         # (Of one size: a quadrilateral round two cards, 1.4 times their width, is another matter:
         # detect's rule of two cards in one outline.)
         sa, sb = short_side(a.quad), short_side(b.quad)
-        return a is not b and max(sa, sb) < 1.2 * min(sa, sb) and shared(a, b) > RIVAL_OVERLAP
+        return a is not b and max(sa, sb) < 1.2 * min(sa, sb) and overlap_share(a, b) > RIVAL_OVERLAP
 
     return [c for c in cards if not any(rivals(c, o) for o in cards)]
 
