@@ -179,6 +179,12 @@ class CardWorker:
         self.frames += 1
         return payload
 
+    def take_cpu_ms(self) -> float:
+        """The worker's CPU time for the frame it last read, counted once: a frame whose cards were
+        all read in this process then adds nothing."""
+        spent, self.cpu_ms = self.cpu_ms, 0.0
+        return spent
+
     def _fail(self, why: str) -> bool:
         log.warning("camera: the card-reading process %s; cards are read in this process", why)
         self.failed = why

@@ -67,9 +67,7 @@ def time_frames(rec, frames: Sequence, *, warm: int = WARM_FRAMES, ready_timeout
         t0, c0 = time.perf_counter(), time.process_time()
         result = rec.recognize(f.image, zones=zones)
         ms.append((time.perf_counter() - t0) * 1000.0)
-        cpu.append((time.process_time() - c0) * 1000.0 + (worker.cpu_ms if worker is not None else 0.0))
-        if worker is not None:
-            worker.cpu_ms = 0.0
+        cpu.append((time.process_time() - c0) * 1000.0 + (worker.take_cpu_ms() if worker is not None else 0.0))
         cards.append(len(result.cards))
     return Timing(ms, cpu, cards, 1 if worker is not None and worker.available() else 0)
 

@@ -53,6 +53,7 @@ def test_same_readings_with_the_process(generator, recognizer, pooled):
     assert checked > 20
     assert worker.frames >= 6 and worker.failed is None     # it read part of the frames
     assert len(handed) >= 2 * 9                             # two of every three first-pass cards
+    assert worker.take_cpu_ms() > 0 and worker.take_cpu_ms() == 0   # its CPU time, counted once
 
 
 def test_the_first_pass_cards_are_given_early(generator):
