@@ -99,7 +99,7 @@ def _corner_rows(*corners):
 
     corner_objs, slots, rp, sp = [], {"rank": [], "suit": []}, [], []
     for c in corners:
-        corner_objs.append(SimpleNamespace(clutter=0.0))
+        corner_objs.append(SimpleNamespace(clutter=0.0, red=float("nan")))
         if c is None:
             slots["rank"].append(None)
             slots["suit"].append(None)
@@ -161,3 +161,49 @@ def test_a_deck_half_sure_counts_when_the_generic_reader_is_sure_and_nothing_wro
     assert res.status == "ok" and res.card == "7S", res
     a, b = choose_agreement(right + [(0.985, 0.75, False)])
     assert b > 0.75 and (a, b) == (0.9, 0.9)
+
+
+def _peek_index(red: float):
+    """(corners, slots, rp, sp) of one clear peek index, a 9 surely and its 5-7 px suit pip read
+    spades 0.72, diamonds 0.27 (own seed 889309 frame 91, font-peek nominal: a 9D under a sleeve),
+    its ink's redness ``red``; the other corner hidden."""
+    from types import SimpleNamespace
+
+    rank = np.full(14, 0.0)
+    rank[RANKS.index("9")] = 1.0
+    suit = np.array([0.705, 0.0, 0.27, 0.013, 0.012])    # S H D C, not a pip
+    corners = [SimpleNamespace(clutter=0.0, red=red), SimpleNamespace(clutter=0.0, red=float("nan"))]
+    return corners, {"rank": [0, None], "suit": [0, None]}, rank[None], suit[None]
+
+
+def test_a_clear_index_guess_takes_the_ink_colour_as_a_whole_card_does():
+    """The suit a peek index's tiny pip alone names gives way to its red ink, as in Recognizer._decide."""
+    from shoe_daemon.vision.recognizer import _clear_corner_guess
+
+    red = _clear_corner_guess(*_peek_index(0.60), reject=0.5)
+    assert red[0] == "9D" and red[1] > 0.9 and red[2] == 0
+    black = _clear_corner_guess(*_peek_index(0.0), reject=0.5)
+    assert black[0] == "9S" and black[1] > 0.7
+    # Ink of another colour (a four-colour deck's blue or green) or not measured tells nothing.
+    for other in (-0.5, float("nan")):
+        guess = _clear_corner_guess(*_peek_index(other), reject=0.5)
+        assert guess[0] == "9S" and guess[1] == pytest.approx(0.705 / 0.988)
+
+
+def test_a_red_clear_index_and_the_corner_model_agree_on_the_card():
+    """The deck's corner model reads the 9D's index 9D (0.98): with the ink's colour the generic
+    guess is 9D too and the two agree (before, its 9S left the card unread)."""
+    from shoe_daemon.vision.enrolled import decide, with_generic_guess
+    from shoe_daemon.vision.pips import PipReading
+    from shoe_daemon.vision.quad import Candidate
+    from shoe_daemon.vision.recognizer import _clear_corner_guess
+
+    deck = DeckModel(mlp=None, centroids=None, min_p=0.995, min_match=0.4, agree=(0.9, 0.7), corner_agree=(0.85, 0.8))
+    dr = DeckReading("9C", 0.55, 9, 0.55, 0.12, np.zeros(52))
+    unread = "not sure it is a face-up card (no index the centre confirms; rank glyphs in 1 corners)"
+    guess = _clear_corner_guess(*_peek_index(0.60), reject=0.5)
+    dr = with_generic_guess(dr, unread, guess, ("9D", 0.983))
+    pip = PipReading("unclear", 0, "a large blob in one ink (pips run together?)")
+    res = decide(deck, Candidate(QUAD, 0.95, 0.9, 1.4), pip, unread, dr, None)
+    assert not isinstance(res, str) and res.status == "ok" and res.card == "9D", res
+    assert "one clear index" in res.reason
