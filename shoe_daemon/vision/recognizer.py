@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision import evidence
 from shoe_daemon.vision.detect import (
     CARD_MAX_SIZE,
     CARD_MIN_SIZE,
@@ -37,6 +38,7 @@ from shoe_daemon.vision.detect import (
     LOOSE_MAX_SIZE,
     TOO_LARGE_SPLIT,
 )
+from shoe_daemon.vision.evidence import MAX_CLUTTER, RETRY_REJECT, SURE_PIP
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
@@ -44,8 +46,6 @@ from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 STATUSES = ("ok", "partial", "unknown")
 RANK_OF_COUNT = {1: "A", **{n: str(n) for n in range(2, 10)}, 10: "T"}
 VALUES = np.array([RANK_VALUES[r] for r in RANKS])
-MAX_CLUTTER = 0.12     # share of ink around an index's glyphs beyond which it is not an index
-RETRY_REJECT = 0.1     # "not a glyph" probability under which a corner's second reading counts
 MAX_SIZE_RATIO = CARD_MAX_SIZE   # a "card" this much larger (linearly) than the frame's median is two cards
 MIN_SIZE_RATIO = CARD_MIN_SIZE   # and one this much smaller is no card (detection sizes cards alike)
 # A "card" whose white neither fills it nor lies along its outline (fill < 0.85, outline < 0.7) and
@@ -72,11 +72,6 @@ SMEARED = 0.75
 # when this share of its inner area is solid ink and this share paper (glare, a white cuff or a
 # chip's label has next to no solid ink; a back is caught before, by its texture). Set on frames
 # of seeds 7, 11 and 12 (empty, stress, table-stress), not the benchmark's.
-# Index ink whose redness (red less the larger of green and blue, against the card's white) is
-# below this is of another colour than red or black (blue, green). Black ink reads ~0 (1 % of the
-# cardsJS corners of nominal frames below -0.12); the kennard-4colour deck's blue and green ink
-# -0.16 to -0.84 (seed 777, nominal frames; not the benchmark's).
-OTHER_INK = -0.15
 FACE_MIN_INK = 0.03
 FACE_MIN_PAPER = 0.2
 # A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
@@ -153,122 +148,6 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
 def _quad_area(q: np.ndarray) -> float:
     d1, d2 = q[2] - q[0], q[3] - q[1]
     return abs(float(d1[0] * d2[1] - d1[1] * d2[0])) / 2
-
-
-SUIT_DOUBT = 0.4        # a pip's "not a pip" probability above which it is doubt, not dropped
-# A court's two index pips combine as two readings (_index_suit) only when each is a sure pip, its
-# "not a pip" share at most this: a kennard 3H's pips read D in both corners (0.92 and 0.98 of the
-# suits), the one at 0.34 "not a pip" (own seed 880101, frame 50). Of the 3,658 pairs of sure,
-# agreeing pips of seeds 880100-880105 (the six registry and peek designs, nominal) none named a
-# wrong suit at 0.99 or more (product, with the ink's colour); five at 0.93-0.98 did.
-SURE_PIP = 0.2
-
-
-def _rank_q(p: np.ndarray) -> np.ndarray:
-    """Rank probabilities of one glyph, given it is a rank glyph (its "not a rank" share dropped)."""
-    return p[:13] / max(1e-9, 1.0 - p[13])
-
-
-def _suit_q(p: np.ndarray) -> np.ndarray:
-    """Suit probabilities of one pip, given it is a pip (its "not a pip" share dropped).
-
-    A blob the classifier half refuses (0.56 club, 0.44 "not a pip": a speck under a small
-    court's rank) is no sure club: above SUIT_DOUBT that share is doubt, spread over the suits.
-    """
-    if p[4] > SUIT_DOUBT:
-        return p[:4] + p[4] / 4.0
-    return p[:4] / max(1e-9, 1.0 - p[4])
-
-
-def _centre_suit(slots, sp: np.ndarray, reject: float) -> np.ndarray | None:
-    """The suit the centre's pips read (the mean of those clearly a pip), or None."""
-    q = [_suit_q(sp[i]) for i in slots["pip"] if sp[i][4] <= reject]
-    return np.mean(q, axis=0) if q else None
-
-
-def _index_suit(suits: list[np.ndarray], court: bool) -> np.ndarray:
-    """The index corners' suit, one piece of evidence (the floor ``log(0.01 + p)`` is applied to
-    it once): the two corners print one glyph and can fail together, so they never count twice.
-
-    Their mean, except when ``court`` (a court whose two index pips are each a sure pip, SURE_PIP)
-    and both corners name the same suit: their product, normalised. A court's suit rests on its
-    index alone (no centre pips; the picture's symbols mostly hidden), and the mean of two
-    agreeing corners at 0.99 stayed under the ``ok`` threshold however sure both were (a peek
-    deck's 5-7 px pips read 0.93-0.99: its black courts gave the value only). The product is still
-    capped by the floor at ~100:1, like one corner's; only two agreeing corners each fairly sure
-    (0.95 and 0.96 within the ink's colour) reach it. A pip card keeps the mean: its centre pips
-    are its second source.
-    """
-    if court and len(suits) == 2 and int(suits[0].argmax()) == int(suits[1].argmax()):
-        both = suits[0] * suits[1]
-        return both / both.sum()
-    return np.mean(suits, axis=0)
-
-
-def _court_suit(court, sp: np.ndarray) -> np.ndarray | None:
-    """A court picture's suit, from the symbols in its corners: ``court`` = [(row of ``sp``, turned)].
-
-    Evidence of its own, like a pip card's centre pips, only when each half of the picture shows
-    a symbol clearly a pip and every such symbol gives one suit (the picture is printed twice, so
-    a piece of the figure taken for a pip in one half is refused, or reads alike, in the other).
-    """
-    sure = [(sp[i], turned) for i, turned in court if sp[i][4] <= RETRY_REJECT]
-    if {turned for _p, turned in sure} != {False, True}:
-        return None
-    q = [p[:4] / (1.0 - p[4]) for p, _t in sure]
-    if len({int(x.argmax()) for x in q}) != 1:
-        return None
-    return np.mean(q, axis=0)
-
-
-def _ink_colour(red: float) -> np.ndarray | None:
-    """The odds of the suits S, H, D, C that the index ink's redness ``red`` gives (floored at
-    0.002), or None when it gives none.
-
-    Red or black ink tells the suit's colour. Ink of another colour tells nothing: a four-colour
-    deck's blue diamonds and green clubs, or black or red ink under a strong colour cast (blurred
-    into a blue felt: it reads green or blue as much as they do, so the hue is no hint of the suit
-    either; taken as one, a KS read KC). Nor does ink not measured (nan).
-    """
-    if not red >= OTHER_INK:
-        return None
-    p_red = 1.0 / (1.0 + math.exp(-(red - 0.3) / 0.05))
-    return 0.002 + np.array([1 - p_red, p_red, p_red, 1 - p_red])
-
-
-def _clear_corner_guess(corners, slots, rp, sp, reject: float) -> tuple[str, float, int] | None:
-    """The card a whole clear index names (rank and suit each clearly a glyph, in clean paper), its
-    probability and its corner (0: top left, 1: bottom right): a card whose other corner and
-    centre lie under a sleeve or a hand shows only this; each corner's suit is its pip's with its
-    ink's colour (:func:`_ink_colour`). None when no corner is clear, or a glyph of another corner
-    (not rejected: ``reject``) reads another rank or suit."""
-    ranks, suits, whole = set(), set(), []
-    for k, r in enumerate(corners):
-        i, j = slots["rank"][k], slots["suit"][k]
-        if i is None or rp[i][13] > reject or r.clutter > MAX_CLUTTER:
-            continue
-        rank = _rank_q(rp[i])
-        ranks.add(int(rank.argmax()))
-        if j is None or sp[j][4] > reject:
-            continue
-        # Its suit with the index ink's colour, as a card read whole has it (Recognizer._decide):
-        # a peek index's 5-7 px suit pip alone read a red 7H and 9D as spades (0.73, 0.72) and a
-        # 4D D at only 0.75, their ink clearly red (0.43-0.63), so the corner model's right
-        # reading found no agreement; a 7D's two corners read S and D, and no guess was made
-        # (own seeds 889305 frame 78, 889309 frame 91, 884000 frame 402, 889316 frame 28;
-        # font-peek nominal, a sleeve over the rest of the card).
-        suit = _suit_q(sp[j])
-        colour = _ink_colour(r.red)
-        if colour is not None:
-            suit = (0.01 + suit) * colour
-            suit /= suit.sum()
-        suits.add(int(suit.argmax()))
-        if rp[i][13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT:
-            whole.append((int(rank.argmax()), int(suit.argmax()), float(rank.max() * suit.max()), k))
-    if not whole or len(ranks) != 1 or len(suits) != 1:
-        return None
-    r, s, p, k = max(whole, key=lambda g: g[2])
-    return RANKS[r] + SUITS[s], p, k
 
 
 def _large_index_boxes(corners, every: bool = False) -> tuple:
@@ -735,13 +614,13 @@ class Recognizer:
             if r.clutter > MAX_CLUTTER:
                 reasons.append(f"{name} index: ink all around the glyphs (pattern, not an index)")
                 continue
-            ranks.append(_rank_q(p))
+            ranks.append(evidence.rank_q(p))
             j = slots["suit"][k]
             suit_q = None
             if j is None:
                 reasons.append(f"{name} index: {r.reason or 'no suit pip'}")
             elif sp[j][4] <= th.corner_reject:
-                suit_q = _suit_q(sp[j])
+                suit_q = evidence.suit_q(sp[j])
                 clear += p[13] <= RETRY_REJECT and sp[j][4] <= RETRY_REJECT
             else:
                 reasons.append(f"{name} index: suit pip not recognised")
@@ -831,14 +710,14 @@ class Recognizer:
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:
-            log_suit += np.log(0.01 + _index_suit(suits, pip.kind == "picture" and max(doubts) <= SURE_PIP))
-        pip_q = _centre_suit(slots, sp, th.corner_reject)
+            log_suit += np.log(0.01 + evidence.index_suit(suits, pip.kind == "picture" and max(doubts) <= SURE_PIP))
+        pip_q = evidence.centre_suit(slots, sp, th.corner_reject)
         if pip_q is not None:
             log_suit += np.log(0.01 + pip_q)
-        court = _court_suit(slots.get("court", ()), sp)
+        court = evidence.court_suit(slots.get("court", ()), sp)
         if court is not None:
             log_suit += np.log(0.01 + court)
-        colour = _ink_colour(float(np.mean(reds)) if reds else math.nan)
+        colour = evidence.ink_colour(float(np.mean(reds)) if reds else math.nan)
         if colour is not None:
             log_suit += np.log(colour)
         suit_post = np.exp(log_suit - log_suit.max())
@@ -996,12 +875,12 @@ class CardBatch:
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = rec._face_unread(cand, _ink[0], _ink[1], res, zones)
             if readings:
-                guess = _clear_corner_guess(corners, slots, rp, sp, rec.thresholds.corner_reject)
+                guess = evidence.clear_corner_guess(corners, slots, rp, sp, rec.thresholds.corner_reject)
                 deck_corner = (rec.deck.read_corner(slots["deck"], guess[2], _ink, corners[guess[2]].index_box)
                                if guess is not None else None)  # fmt: skip
                 dr = enrolled.with_generic_guess(readings[k], res, guess, deck_corner)
                 res = enrolled.decide(rec.deck, cand, pip, res, dr, zones,
-                                      _centre_suit(slots, sp, rec.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip
+                                      evidence.centre_suit(slots, sp, rec.thresholds.corner_reject), _ink[1], slots["deck"])  # fmt: skip
             # No reading at all, but a face lies there: reported, with neither card nor value.
             if isinstance(res, str) and res.startswith((NOT_SURE, NO_INDEX)):
                 res = rec._face_unread(cand, _ink[0], _ink[1], res, zones, glyphs=False)

@@ -37,14 +37,14 @@ def test_a_two_colour_court_under_a_colour_cast_keeps_its_suit(recognizer, cast)
 
 
 def test_picture_suit_symbols_count_only_in_both_halves_and_alike():
-    from shoe_daemon.vision.recognizer import _court_suit
+    from shoe_daemon.vision.evidence import court_suit
 
     club, club_doubt, spade = [0.0, 0.0, 0.0, 0.98, 0.02], [0.0, 0.0, 0.0, 0.7, 0.3], [0.97, 0.0, 0.0, 0.01, 0.02]
     sp = np.array([club, club, spade, club_doubt])
-    assert _court_suit([(0, False)], sp) is None                        # one half only
-    assert _court_suit([(0, False), (2, True)], sp) is None             # a club and a spade
-    assert _court_suit([(0, False), (3, True)], sp) is None             # the other half's is no sure pip
-    got = _court_suit([(0, False), (1, True), (3, True)], sp)            # the doubtful one left out
+    assert court_suit([(0, False)], sp) is None                        # one half only
+    assert court_suit([(0, False), (2, True)], sp) is None             # a club and a spade
+    assert court_suit([(0, False), (3, True)], sp) is None             # the other half's is no sure pip
+    got = court_suit([(0, False), (1, True), (3, True)], sp)            # the doubtful one left out
     assert got is not None and int(got.argmax()) == 3 and got[3] > 0.99
 
 

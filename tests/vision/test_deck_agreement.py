@@ -119,24 +119,24 @@ def _corner_rows(*corners):
 def test_a_whole_clear_index_is_the_generic_guess_when_the_centre_is_hidden():
     """A card under a sleeve: one corner's index clear, the centre and the other corner hidden, the
     deck sure of the same card but its likeness low (the sleeve is no part of the face)."""
-    from shoe_daemon.vision.recognizer import _clear_corner_guess
+    from shoe_daemon.vision.evidence import clear_corner_guess
 
     unread = "not sure it is a face-up card (no index the centre confirms; rank glyphs in 1 corners)"
-    guess = _clear_corner_guess(*_corner_rows(("7", 0.98, 0.01, "S", 0.97), None), reject=0.5)
+    guess = clear_corner_guess(*_corner_rows(("7", 0.98, 0.01, "S", 0.97), None), reject=0.5)
     assert guess is not None and guess[0] == "7S" and guess[1] == pytest.approx(0.98 / 0.99 * 0.97 / 0.99)
     res = _decide((0.9, 0.95), unread, p_deck=0.97, match=0.1, corner=guess)
     assert res.status == "ok" and res.card == "7S" and "agree" in res.reason, res
     # Without the corner's guess the low likeness leaves the deck out: nothing is read.
     assert isinstance(_decide((0.9, 0.95), unread, p_deck=0.97, match=0.1), str)
     # The corner naming another card, or the centre showing another count: no card.
-    other = _clear_corner_guess(*_corner_rows(("7", 0.98, 0.01, "C", 0.97), None), reject=0.5)
+    other = clear_corner_guess(*_corner_rows(("7", 0.98, 0.01, "C", 0.97), None), reject=0.5)
     assert isinstance(_decide((0.9, 0.95), unread, p_deck=0.97, match=0.1, corner=other), str)
     assert isinstance(_decide((0.9, 0.95), unread, p_deck=0.97, match=0.1, corner=guess, pips=6), str)
 
 
 @pytest.mark.parametrize("case", ["no clear glyph", "other corner other rank", "other corner other suit", "no suit"])
 def test_no_clear_index_no_corner_guess(case):
-    from shoe_daemon.vision.recognizer import _clear_corner_guess
+    from shoe_daemon.vision.evidence import clear_corner_guess
 
     first, second = ("7", 0.98, 0.01, "S", 0.97), None
     if case == "no clear glyph":
@@ -148,7 +148,7 @@ def test_no_clear_index_no_corner_guess(case):
     corners, slots, rp, sp = _corner_rows(first, second)
     if case == "no suit":
         slots["suit"][0] = None
-    assert _clear_corner_guess(corners, slots, rp, sp, reject=0.5) is None
+    assert clear_corner_guess(corners, slots, rp, sp, reject=0.5) is None
 
 
 def test_a_deck_half_sure_counts_when_the_generic_reader_is_sure_and_nothing_wrong_was_seen():
@@ -178,15 +178,15 @@ def _peek_index(red: float):
 
 def test_a_clear_index_guess_takes_the_ink_colour_as_a_whole_card_does():
     """The suit a peek index's tiny pip alone names gives way to its red ink, as in Recognizer._decide."""
-    from shoe_daemon.vision.recognizer import _clear_corner_guess
+    from shoe_daemon.vision.evidence import clear_corner_guess
 
-    red = _clear_corner_guess(*_peek_index(0.60), reject=0.5)
+    red = clear_corner_guess(*_peek_index(0.60), reject=0.5)
     assert red[0] == "9D" and red[1] > 0.9 and red[2] == 0
-    black = _clear_corner_guess(*_peek_index(0.0), reject=0.5)
+    black = clear_corner_guess(*_peek_index(0.0), reject=0.5)
     assert black[0] == "9S" and black[1] > 0.7
     # Ink of another colour (a four-colour deck's blue or green) or not measured tells nothing.
     for other in (-0.5, float("nan")):
-        guess = _clear_corner_guess(*_peek_index(other), reject=0.5)
+        guess = clear_corner_guess(*_peek_index(other), reject=0.5)
         assert guess[0] == "9S" and guess[1] == pytest.approx(0.705 / 0.988)
 
 
@@ -194,14 +194,14 @@ def test_a_red_clear_index_and_the_corner_model_agree_on_the_card():
     """The deck's corner model reads the 9D's index 9D (0.98): with the ink's colour the generic
     guess is 9D too and the two agree (before, its 9S left the card unread)."""
     from shoe_daemon.vision.enrolled import decide, with_generic_guess
+    from shoe_daemon.vision.evidence import clear_corner_guess
     from shoe_daemon.vision.pips import PipReading
     from shoe_daemon.vision.quad import Candidate
-    from shoe_daemon.vision.recognizer import _clear_corner_guess
 
     deck = DeckModel(mlp=None, centroids=None, min_p=0.995, min_match=0.4, agree=(0.9, 0.7), corner_agree=(0.85, 0.8))
     dr = DeckReading("9C", 0.55, 9, 0.55, 0.12, np.zeros(52))
     unread = "not sure it is a face-up card (no index the centre confirms; rank glyphs in 1 corners)"
-    guess = _clear_corner_guess(*_peek_index(0.60), reject=0.5)
+    guess = clear_corner_guess(*_peek_index(0.60), reject=0.5)
     dr = with_generic_guess(dr, unread, guess, ("9D", 0.983))
     pip = PipReading("unclear", 0, "a large blob in one ink (pips run together?)")
     res = decide(deck, Candidate(QUAD, 0.95, 0.9, 1.4), pip, unread, dr, None)

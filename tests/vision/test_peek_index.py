@@ -30,17 +30,17 @@ def test_a_peek_decks_black_courts_read_by_two_agreeing_index_pips(recognizer):
 def test_two_agreeing_court_corners_are_one_source_not_two():
     """A court's two agreeing corners combine by product, floored once: sure together, yet capped
     like one corner (~100:1); corners that disagree, or a pip card's, keep the mean."""
-    from shoe_daemon.vision.recognizer import _index_suit
+    from shoe_daemon.vision.evidence import index_suit
 
     spade, spade2, club = np.array([0.96, 0, 0, 0.04]), np.array([0.97, 0, 0, 0.03]), np.array([0.3, 0, 0, 0.7])
-    both = _index_suit([spade, spade2], court=True)
+    both = index_suit([spade, spade2], court=True)
     odds = (0.01 + both[0]) / (0.01 + both[3])
     assert both[0] > 0.998 and 80 < odds <= 101, both
-    assert np.allclose(_index_suit([spade, spade2], court=False), (spade + spade2) / 2)
-    assert np.allclose(_index_suit([spade, club], court=True), (spade + club) / 2)
-    assert np.allclose(_index_suit([spade], court=True), spade)
+    assert np.allclose(index_suit([spade, spade2], court=False), (spade + spade2) / 2)
+    assert np.allclose(index_suit([spade, club], court=True), (spade + club) / 2)
+    assert np.allclose(index_suit([spade], court=True), spade)
     # Floored once, a shared failure (both corners wrongly 0.9 club) stays under 0.985.
-    wrong = _index_suit([np.array([0.1, 0, 0, 0.9])] * 2, court=True)
+    wrong = index_suit([np.array([0.1, 0, 0, 0.9])] * 2, court=True)
     assert (0.01 + wrong[3]) / (0.02 + wrong[3] + wrong[0]) < 0.985
 
 

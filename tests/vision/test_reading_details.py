@@ -174,11 +174,11 @@ def test_a_chip_ring_is_no_card_by_its_hull(generator):
 
 
 def test_a_half_refused_suit_pip_is_no_sure_suit():
-    from shoe_daemon.vision.recognizer import _suit_q
+    from shoe_daemon.vision.evidence import suit_q
 
-    sure = _suit_q(np.array([0.0, 0.0, 0.0, 0.98, 0.02]))
+    sure = suit_q(np.array([0.0, 0.0, 0.0, 0.98, 0.02]))
     assert sure.argmax() == 3 and sure[3] > 0.999          # a clear pip: "not a pip" dropped
-    doubt = _suit_q(np.array([0.0, 0.0, 0.0, 0.563, 0.437]))
+    doubt = suit_q(np.array([0.0, 0.0, 0.0, 0.563, 0.437]))
     assert doubt.argmax() == 3 and doubt[3] < 0.7           # half refused: doubt, not a sure club
     assert abs(doubt.sum() - 1.0) < 1e-6
 
