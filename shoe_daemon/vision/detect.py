@@ -382,7 +382,7 @@ def _hand_past(frame: np.ndarray, mask: np.ndarray, a: np.ndarray, b: np.ndarray
     hand = (np.linalg.norm(px - felt, axis=1) > FELT_DISTANCE) & (mask[y, x] == 0)
     for quad in cards:
         poly = np.float32(quad).reshape(-1, 1, 2)
-        hand &= [cv2.pointPolygonTest(poly, (float(px), float(py)), False) < 0 for px, py in zip(x, y, strict=True)]
+        hand &= [cv2.pointPolygonTest(poly, (float(u), float(v)), False) < 0 for u, v in zip(x, y, strict=True)]
     return float(np.mean(hand)) >= HAND_ALONG
 
 

@@ -439,15 +439,15 @@ def test_a_piece_running_on_to_a_sleeve_is_beside_a_hand_a_card_beside_one_is_no
 
     felt = np.float32([113, 65, 22])
 
-    def judge(card_top, sleeve_to, quad_top, short=100):
+    def judge(card_top, sleeve_to, quad_top, short=100, sleeve=(30, 30, 30), cards=()):
         frame = np.empty((400, 500, 3), np.uint8)
         frame[:] = felt.astype(np.uint8)
+        frame[:sleeve_to, 60:260] = sleeve
         frame[card_top:240, 100:200] = 230
-        frame[:sleeve_to, 60:260] = 30
         white = whiteness(frame)
         mask = (white > 100).astype(np.uint8)
         quad = np.float32([[100, quad_top], [199, quad_top], [199, 239], [100, 239]])
-        return piece_beside_hand(frame, white, mask, quad, short, felt)
+        return piece_beside_hand(frame, white, mask, quad, short, felt, cards)
 
     assert judge(card_top=60, sleeve_to=60, quad_top=100)          # white runs on 40 px to the sleeve
     assert not judge(card_top=100, sleeve_to=100, quad_top=100)    # a card whose end meets the sleeve
@@ -457,3 +457,9 @@ def test_a_piece_running_on_to_a_sleeve_is_beside_a_hand_a_card_beside_one_is_no
     # A card under the sleeve, its hidden end set in the sleeve: the sleeve runs on past that end
     # with no seam, but no white does.
     assert not judge(card_top=100, sleeve_to=100, quad_top=40)
+    # Glare (half felt, half white) is no sleeve; nor is another card's face (a court's picture).
+    glare = np.round(0.5 * felt + 0.5 * 255).astype(np.uint8)
+    assert judge(card_top=60, sleeve_to=60, quad_top=100, sleeve=(90, 60, 160))    # a hand's colour
+    assert not judge(card_top=60, sleeve_to=60, quad_top=100, sleeve=glare)
+    other = np.float32([[90, 0], [270, 0], [270, 59], [90, 59]])
+    assert not judge(card_top=60, sleeve_to=60, quad_top=100, cards=[other])
