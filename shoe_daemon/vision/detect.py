@@ -325,18 +325,21 @@ def _side_profile(white: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.n
     return np.median(vals, axis=1)
 
 
-def piece_of_larger(white: np.ndarray, quad: np.ndarray, short: float) -> bool:
-    """Does the face of ``quad`` (a card found from its corners, ``short`` the frame's card size) run
-    on past one of its sides, with no seam (see PIECE_SEAM)?"""
+def _runs_on(white: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.ndarray, short: float) -> bool:
+    """Does the face inside side a-b run on past it, with no seam (see PIECE_SEAM; ``short`` the
+    frame's card size)?"""
     offsets = np.arange(-round(PIECE_IN * short), round(PIECE_OUT * short) + 1, dtype=np.float64)
     beyond = offsets >= 0.5 * PIECE_OUT * short
     inside = offsets <= 0
-    for a, b, outward in _sides_outward(quad):
-        prof = _side_profile(white, a, b, outward, offsets)
-        paper = float(np.median(prof[inside]))
-        if paper > 0 and prof[beyond].min() >= PIECE_BEYOND * paper and prof.min() >= PIECE_SEAM * paper:
-            return True
-    return False
+    prof = _side_profile(white, a, b, outward, offsets)
+    paper = float(np.median(prof[inside]))
+    return paper > 0 and prof[beyond].min() >= PIECE_BEYOND * paper and prof.min() >= PIECE_SEAM * paper
+
+
+def piece_of_larger(white: np.ndarray, quad: np.ndarray, short: float) -> bool:
+    """Does the face of ``quad`` (a card found from its corners, ``short`` the frame's card size) run
+    on past one of its sides, with no seam (see PIECE_SEAM)?"""
+    return any(_runs_on(white, a, b, outward, short) for a, b, outward in _sides_outward(quad))
 
 
 # A card taken from a region that is no card (a light hand merged with it: at a stricter threshold,
@@ -349,20 +352,68 @@ def piece_of_larger(white: np.ndarray, quad: np.ndarray, short: float) -> bool:
 HAND_PART_SIZE, HAND_ALONG = 0.8, 0.7
 
 
+def _white_past(mask: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.ndarray, reach: int) -> np.ndarray:
+    """How far the white (``mask``) runs on past side a-b, up to ``reach`` px, at 15 points of its middle 80 %."""
+    h, w = mask.shape
+    line = a + (b - a) * np.linspace(0.1, 0.9, 15)[:, None]
+    out = np.round(line[None] + np.arange(reach + 1)[:, None, None] * outward).astype(int)
+    ends = mask[np.clip(out[..., 1], 0, h - 1), np.clip(out[..., 0], 0, w - 1)] == 0
+    return np.where(ends.any(axis=0), ends.argmax(axis=0), reach)
+
+
+def _hand_past(frame: np.ndarray, mask: np.ndarray, a: np.ndarray, b: np.ndarray, outward: np.ndarray,
+               felt: np.ndarray, start: np.ndarray | int = 0, cards: list[np.ndarray] = (),
+               mixed: bool = False) -> bool:  # fmt: skip
+    """Is a strip 3-6 px outside side a-b (its middle 80 %; past ``start`` px more, per point of
+    :func:`_white_past`) mostly neither white (``mask``) nor the ``felt``'s colour, nor inside one of
+    ``cards`` (quadrilaterals)? ``mixed``: nor a mix of the felt and white (glare)."""
+    h, w = mask.shape
+    line = a + (b - a) * np.linspace(0.1, 0.9, 15)[:, None]
+    start = np.reshape(start, (-1, 1))
+    xy = np.round(np.concatenate([line + (start + o) * outward for o in (3, 4, 5, 6)])).astype(int)
+    ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < w) & (xy[:, 1] < h)
+    if ok.sum() < 0.5 * len(xy):
+        return False
+    x, y = xy[ok, 0], xy[ok, 1]
+    px = frame[y, x].astype(np.float64)
+    if mixed:   # less the nearest mix of the felt and white: its distance from the felt is the pixel's from the mix
+        span = 255.0 - np.float64(felt)
+        px -= np.clip((px - felt) @ span / (span @ span), 0.0, 1.0)[:, None] * span
+    hand = (np.linalg.norm(px - felt, axis=1) > FELT_DISTANCE) & (mask[y, x] == 0)
+    for quad in cards:
+        poly = np.float32(quad).reshape(-1, 1, 2)
+        hand &= [cv2.pointPolygonTest(poly, (float(u), float(v)), False) < 0 for u, v in zip(x, y, strict=True)]
+    return float(np.mean(hand)) >= HAND_ALONG
+
+
 def hand_along_side(frame: np.ndarray, mask: np.ndarray, quad: np.ndarray, felt: np.ndarray) -> bool:
     """Is a strip 3-6 px outside one of ``quad``'s sides (its middle 80 %) mostly neither white
     (``mask``) nor the ``felt``'s colour?"""
-    h, w = mask.shape
-    ts = np.linspace(0.1, 0.9, 15)[:, None]
+    return any(_hand_past(frame, mask, a, b, outward, felt) for a, b, outward in _sides_outward(quad))
+
+
+# A card found from a region's corners whose face runs on past a side (no seam, :func:`_runs_on`) to
+# a hand or sleeve within BESIDE_REACH of the frame's card width is the part of a card that shows
+# beside it, card-shaped by chance: the lower two thirds of a 108-px 2S that a dark sleeve cut
+# straight across gave a 75-px "card" (the frame's card size set by a 93-px back), its side 25-33 px
+# short of the sleeve, a false card (own seed 888501, font-peek, table stress, frame 193).
+BESIDE_REACH = 0.5
+
+
+def piece_beside_hand(frame: np.ndarray, white: np.ndarray, mask: np.ndarray, quad: np.ndarray, short: float,
+                      felt: np.ndarray, cards: list[np.ndarray] = ()) -> bool:  # fmt: skip
+    """Does the face of ``quad`` (a card found from its corners) run on past one of its sides to a hand
+    or sleeve (see BESIDE_REACH; ``short`` the frame's card size)? The white must run on past the side
+    (beyond the hidden end of a card under a sleeve the sleeve runs on, no seam either); what lies in
+    one of the frame's other ``cards`` is no hand (a JS's picture past its white border and the 4H
+    it touches, own seed 889103, font-peek, table stress, frame 54: the 4H was dropped), nor is glare,
+    a mix of the felt and white (a QH's face running on into the glare round it, pink on red felt:
+    own seed 889106, frame 118)."""
     for a, b, outward in _sides_outward(quad):
-        pts = np.concatenate([a + (b - a) * ts + outward * o for o in (3, 4, 5, 6)])
-        xy = np.round(pts).astype(int)
-        ok = (xy[:, 0] >= 0) & (xy[:, 1] >= 0) & (xy[:, 0] < w) & (xy[:, 1] < h)
-        if ok.sum() < 0.5 * len(xy):
+        if not _runs_on(white, a, b, outward, short):
             continue
-        x, y = xy[ok, 0], xy[ok, 1]
-        off_felt = np.linalg.norm(frame[y, x].astype(np.float64) - felt, axis=1) > FELT_DISTANCE
-        if float(np.mean(off_felt & (mask[y, x] == 0))) >= HAND_ALONG:
+        run = _white_past(mask, a, b, outward, round(BESIDE_REACH * short))
+        if np.median(run) >= 0.5 * PIECE_OUT * short and _hand_past(frame, mask, a, b, outward, felt, run, cards, mixed=True):
             return True
     return False
 
@@ -493,6 +544,10 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
             cards = corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO)
             inner = [q for q in _not_two_ends(cards, white, short)
                      if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in found)]
+            if inner:
+                felt = felt_colour(frame) if felt is None else felt
+                inner = [q for q in inner if not piece_beside_hand(
+                    frame, white, mask, q.quad, short, felt, [o.quad for o in found + inner if o is not q])]
             if inner:
                 found.extend(inner)
                 gone.add(k)

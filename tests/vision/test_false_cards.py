@@ -415,3 +415,51 @@ def test_the_part_of_a_card_beside_a_hand_is_not_a_card(deck, seed, index, code)
     t = next(t for t in f.face_up if t.code == code)
     near = [c for c in found if np.linalg.norm(c.quad.mean(axis=0) - t.centre) < _width(t)]
     assert all(_matches(c.quad, f) for c in near)
+
+
+def test_the_part_of_a_card_beside_a_sleeve_is_not_a_card_from_its_corners():
+    """A 108-px 2S whose end a dark sleeve cut straight across (own seed 888501, font-peek, table
+    stress, frame 193; the frame's card size set by a 93-px back): the part that shows was no card's
+    shape, and its corners gave a 75-px "card" short of the sleeve by 25-33 px of the 2S's white,
+    reported `unknown` with the enrolled model: a false card."""
+    from shoe_daemon.vision import detect
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import CONDITIONS, FrameGenerator
+
+    _require()
+    f = FrameGenerator(design_faces("font-peek"), [design_back("font-peek")], CONDITIONS["table-stress"],
+                       seed=888501).frame(193)
+    found, _ = detect.find_cards(f.image)
+    assert all(_matches(c.quad, f) for c in found)
+
+
+def test_a_piece_running_on_to_a_sleeve_is_beside_a_hand_a_card_beside_one_is_not():
+    """detect.piece_beside_hand on a drawn frame: blue felt, a white card 100 px wide, a dark sleeve."""
+    from shoe_daemon.vision.detect import piece_beside_hand, whiteness
+
+    felt = np.float32([113, 65, 22])
+
+    def judge(card_top, sleeve_to, quad_top, short=100, sleeve=(30, 30, 30), cards=()):
+        frame = np.empty((400, 500, 3), np.uint8)
+        frame[:] = felt.astype(np.uint8)
+        frame[:sleeve_to, 60:260] = sleeve
+        frame[card_top:240, 100:200] = 230
+        white = whiteness(frame)
+        mask = (white > 100).astype(np.uint8)
+        quad = np.float32([[100, quad_top], [199, quad_top], [199, 239], [100, 239]])
+        return piece_beside_hand(frame, white, mask, quad, short, felt, cards)
+
+    assert judge(card_top=60, sleeve_to=60, quad_top=100)          # white runs on 40 px to the sleeve
+    assert not judge(card_top=100, sleeve_to=100, quad_top=100)    # a card whose end meets the sleeve
+    assert not judge(card_top=60, sleeve_to=0, quad_top=100)       # white runs on to the felt: no sleeve
+    assert not judge(card_top=100, sleeve_to=60, quad_top=100)     # felt between the card and the sleeve
+    assert not judge(card_top=0, sleeve_to=0, quad_top=100)        # white runs on past the reach
+    # A card under the sleeve, its hidden end set in the sleeve: the sleeve runs on past that end
+    # with no seam, but no white does.
+    assert not judge(card_top=100, sleeve_to=100, quad_top=40)
+    # Glare (half felt, half white) is no sleeve; nor is another card's face (a court's picture).
+    glare = np.round(0.5 * felt + 0.5 * 255).astype(np.uint8)
+    assert judge(card_top=60, sleeve_to=60, quad_top=100, sleeve=(90, 60, 160))    # a hand's colour
+    assert not judge(card_top=60, sleeve_to=60, quad_top=100, sleeve=glare)
+    other = np.float32([[90, 0], [270, 0], [270, 59], [90, 59]])
+    assert not judge(card_top=60, sleeve_to=60, quad_top=100, cards=[other])
