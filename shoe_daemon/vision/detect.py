@@ -29,6 +29,7 @@ from shoe_daemon.vision.partial import (
     FELT_DISTANCE,
     corner_cards,
     felt_colour,
+    felt_reaching_in,
     hull_card,
     overlap_share,
 )
@@ -447,6 +448,23 @@ def _not_two_ends(cards: list[Candidate], white: np.ndarray, short: float) -> li
     return out
 
 
+# A candidate this much larger than the frame's card size (its short side) with felt reaching in
+# over FELT_CORNER of it (a corner of its quadrilateral no white fills) is cards fitted with one
+# quadrilateral, when too few candidates size it as too large (too_large): a KC lying over the end of
+# an 8C, both 94 px, made one 123-px outline round the two, felt in one corner, read `partial` at
+# neither card's place (own seed 888500, responsive, table stress, frame 180; felt 0.12 of it). On own
+# seed 889215 (table stress) such outlines held 0.06-0.19 felt, cards 0-0.05 (their blurred corners).
+FELT_CORNER_SIZE, FELT_CORNER = 1.15, 0.08
+
+
+def felt_in_corner(frame: np.ndarray, felt: np.ndarray, cand: Candidate, short: float) -> bool:
+    """Is ``cand`` larger than a card of the frame's card size ``short`` with felt reaching into it?"""
+    if short_side(cand.quad) < FELT_CORNER_SIZE * short:
+        return False
+    share = felt_reaching_in(frame, cand.quad, felt)
+    return share is not None and share > FELT_CORNER
+
+
 def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | None = None,
                ) -> tuple[list[Candidate], list[tuple[np.ndarray, str]]]:  # fmt: skip
     """Candidate card quadrilaterals in a BGR frame, and the rejected shapes with a reason.
@@ -516,9 +534,14 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     # Not a clean outline (CLEAN_AGREE): that is one card, whatever the frame's other candidates (a
     # 92-px 6S among the 48-px inner panels of backs, own seed 881301, responsive, frame 58, gave a
     # 59-px piece), or two cards long side to long side, which the recogniser reads as its halves.
+    # So is one larger than the frame's card size with felt in a corner (felt_in_corner), however few
+    # candidates there are.
     med = median_size(found)
+    if short and felt is None and any(short_side(c.quad) >= FELT_CORNER_SIZE * short for c in found):
+        felt = felt_colour(frame)
     large = [(cand, outline[id(cand)]) for cand in found
-             if id(cand) in outline and cand.agree < CLEAN_AGREE and too_large(cand, med)] if med is not None and short else []
+             if id(cand) in outline and cand.agree < CLEAN_AGREE
+             and (med is not None and too_large(cand, med) or felt_in_corner(frame, felt, cand, short))] if short else []
     for cand, c in large:
         # Cards of the frame's other cards' size (TWO_MIN_INNER of their median, as in _holds_two):
         # the frame's card size may be set too small by a misfit card (a 49-px AS of 77 px made

@@ -89,6 +89,34 @@ def hull_card(frame: np.ndarray, c: np.ndarray, area: float, felt: np.ndarray, w
     return [cand]
 
 
+def felt_reaching_in(frame: np.ndarray, quad: np.ndarray, felt: np.ndarray) -> float | None:
+    """The share of ``quad`` (less a 2-px rim) that is the ``felt``'s colour reaching in from its
+    edge (as :func:`hull_card` counts it: felt walled in by a card, a picture's green, does not
+    count), or None when it has no inside."""
+    quad = np.int32(np.round(np.asarray(quad, np.float64))).reshape(-1, 1, 2)
+    x, y, bw, bh = cv2.boundingRect(quad)
+    # (A margin round it: erosion keeps the pixels on a box's edge, and a card square to the frame
+    # lies along its box's.)
+    x0, y0 = max(x - 3, 0), max(y - 3, 0)
+    x1, y1 = min(x + bw + 3, frame.shape[1]), min(y + bh + 3, frame.shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return None
+    inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillConvexPoly(inside, quad.reshape(-1, 2) - [x0, y0], 1)
+    inside = cv2.erode(inside, np.ones((5, 5), np.uint8))     # not the felt just beyond the edge
+    n = cv2.countNonZero(inside)
+    if n == 0:
+        return None
+    part = frame[y0:y1, x0:x1].astype(np.float32) - felt
+    felt_in = ((np.einsum("ijk,ijk->ij", part, part) < FELT_DISTANCE ** 2) & (inside > 0)).astype(np.uint8)
+    if cv2.countNonZero(felt_in) == 0:
+        return 0.0
+    _n, labels = cv2.connectedComponents(felt_in, connectivity=8)
+    rim = cv2.subtract(inside, cv2.erode(inside, np.ones((3, 3), np.uint8)))
+    reaching = np.unique(labels[(rim > 0) & (felt_in > 0)])
+    return float(np.isin(labels, reaching[reaching > 0]).sum()) / n
+
+
 CARD_RATIO = 1.40          # long side / short side of a card seen from above (88 / 63 mm)
 CORNER_COS = 0.26          # a card corner's sides meet at 75-105 degrees
 CORNER_MIN_FILL = 0.9      # share of a recovered card's quadrilateral that is white

@@ -463,3 +463,36 @@ def test_a_piece_running_on_to_a_sleeve_is_beside_a_hand_a_card_beside_one_is_no
     assert not judge(card_top=60, sleeve_to=60, quad_top=100, sleeve=glare)
     other = np.float32([[90, 0], [270, 0], [270, 59], [90, 59]])
     assert not judge(card_top=60, sleeve_to=60, quad_top=100, cards=[other])
+
+
+def test_an_outline_round_two_overlapping_cards_with_felt_in_a_corner_is_their_two_cards():
+    """A KC lying over the end of an 8C, both 94 px (own seed 888500, responsive, table stress,
+    frame 180): one 123-px quadrilateral round the two, felt in one of its corners, was taken as a
+    card (only two candidates in the frame: too few to size it as too large) and read `partial` at
+    neither card's place. Now the two cards are found from its corners and the outline goes."""
+    from shoe_daemon.vision import detect
+
+    f = _frame("responsive", 888500, 180)
+    found, rejected = detect.find_cards(f.image)
+    assert all(_matches(c.quad, f) for c in found)
+    for code in ("KC", "8C"):
+        t = next(t for t in f.cards if t.code == code)
+        assert any(np.linalg.norm(c.quad.mean(axis=0) - t.centre) < 0.3 * _width(t) for c in found)
+    assert any(why == detect.TOO_LARGE_SPLIT for _, why in rejected)
+
+
+def test_felt_reaching_into_a_quadrilateral_is_measured_from_its_edge():
+    """partial.felt_reaching_in on a drawn frame (a card square to it): felt (green) round a white card; felt walled in
+    by the card (a court picture's green) does not count, felt reaching in at a corner does."""
+    from shoe_daemon.vision.partial import felt_reaching_in
+
+    felt = np.float32([40, 120, 30])
+    frame = np.zeros((300, 300, 3), np.uint8)
+    frame[:] = felt.astype(np.uint8)
+    frame[50:250, 50:190] = 230
+    quad = np.float32([[50, 50], [189, 50], [189, 249], [50, 249]])
+    assert felt_reaching_in(frame, quad, felt) == 0.0
+    frame[120:180, 90:150] = felt.astype(np.uint8)          # walled in: a picture's felt-green patch
+    assert felt_reaching_in(frame, quad, felt) == 0.0
+    frame[50:110, 130:190] = felt.astype(np.uint8)          # a corner of felt: no card there
+    assert 0.1 < felt_reaching_in(frame, quad, felt) < 0.15
