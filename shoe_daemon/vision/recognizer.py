@@ -753,6 +753,22 @@ class Recognizer:
                           "; ".join([why] + reasons), rank_post, suit_post)  # fmt: skip
 
 
+def _unsure_without_face(res, pip, ink: np.ndarray):
+    """An ``unknown`` reading that only two index corners reading alike stand for (the centre
+    neither pips nor a picture) needs the face's pip or picture ink, as a deck's lone reading does
+    (:func:`enrolled.decide`). A back blurred to one flat colour, which its own white balance
+    takes for paper, has none, yet its border lines gave two "T" (or "3") glyphs with a suit
+    pip: enrolled font-peek backs read ``unknown`` (own seeds 889202 frame 50, 889208 frame 107,
+    table stress: solid ink 0.00, paper 1.00). Otherwise it is "not sure" and the face test decides.
+    """
+    from shoe_daemon.vision.presence import MIN_SOLID, inner_ink
+
+    if (isinstance(res, CardResult) and res.status == "unknown" and pip.kind not in ("pips", "picture")
+            and inner_ink(ink)[2] < MIN_SOLID):
+        return NOT_SURE + " (two index corners alike, but no pip or picture ink): " + res.reason
+    return res
+
+
 class _Early:
     """Hands the card-reading process cards of the detection's first pass as they are found (the
     first two, then every second: the caller still has the later passes to run, about one card's
@@ -872,6 +888,7 @@ class CardBatch:
         for k, (cand, corners, pip, slots, _ink) in enumerate(per_card):
             dr = None
             res = rec._decide(cand, corners, pip, slots, rp, sp, zones)
+            res = _unsure_without_face(res, pip, _ink[1])
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = rec._face_unread(cand, _ink[0], _ink[1], res, zones)
             if readings:

@@ -1,0 +1,45 @@
+"""A card back blurred to one flat colour is no face-up card (issue 15, "no false card"), on a
+table-stress frame of an own seed (never the benchmark's): it failed before its rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.vision.conftest import _require
+
+cv2 = pytest.importorskip("cv2")
+
+
+def test_a_flat_blurred_back_with_two_glyph_like_corners_is_no_card(recognizer):
+    """A font-peek back, blurred to a flat light blue (own seed 889202, table stress, frame 50):
+    its border lines gave two corners reading "T" with a suit pip, so it was reported `unknown`
+    though its inner area holds no ink at all. The face-up cards of the frame are still found."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    _require()
+    f = FrameGenerator(design_faces("font-peek"), [design_back("font-peek")], "table-stress", seed=889202).frame(50)
+    res = recognizer.recognize(f.image)
+    back = np.array([434.0, 501.0])
+    assert not any(np.linalg.norm(np.asarray(r.centre) - back) < 30 for r in res.cards)
+    for code in ("AD", "QH"):
+        t = next(t for t in f.cards if t.code == code)
+        assert any(np.linalg.norm(np.asarray(r.centre) - np.mean(t.quad, axis=0)) < 20 for r in res.cards)
+
+
+def test_two_alike_corners_without_the_centre_need_pip_ink():
+    """The rule itself: an `unknown` reading on two alike corners alone is kept with pip-sized ink
+    in the inner area, and becomes "not sure" (the face test's to decide) without any."""
+    from shoe_daemon.vision.pips import PipReading
+    from shoe_daemon.vision.recognizer import NOT_SURE, CardResult, _unsure_without_face
+
+    unknown = CardResult(None, None, "unknown", 0.5, [[0, 0], [1, 0], [1, 1], [0, 1]], None, "unsure: best guess TS")
+    flat = np.zeros((224, 160), np.float32)
+    with_pips = flat.copy()
+    with_pips[60:80, 70:90] = 1.0
+    with_pips[140:160, 70:90] = 1.0
+    unclear = PipReading("unclear", reason="blobs that are no pips")
+    assert _unsure_without_face(unknown, unclear, flat).startswith(NOT_SURE)
+    assert _unsure_without_face(unknown, unclear, with_pips) is unknown
+    assert _unsure_without_face(unknown, PipReading("picture"), flat) is unknown
