@@ -176,3 +176,26 @@ def test_the_broker_hands_on_what_it_received_before_it_stops(caplog):
         for sub in subs:
             sub.stop()
         broker.stop()
+
+
+def test_the_drain_waits_for_a_message_still_on_its_way():
+    """A client's last packet may be read but not yet in the broadcast queue when the queue is
+    first seen empty: the drain waits until it has stayed empty for DRAIN_SETTLE."""
+    import asyncio
+    import types
+
+    from shoe_daemon.publish.broker import DRAIN_SETTLE
+
+    async def run() -> tuple[float, float]:
+        queue: asyncio.Queue = asyncio.Queue()
+        broker = EmbeddedBroker(port=free_port(), ws_port=free_port())
+        broker._broker = types.SimpleNamespace(_broadcast_queue=queue)
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.03, queue.put_nowait, "offline")     # arrives after the drain began
+        loop.call_later(0.06, queue.get_nowait)                # and is broadcast
+        t0 = loop.time()
+        await broker._drain(timeout=2.0)
+        return loop.time() - t0, queue.qsize()
+
+    took, left = asyncio.run(run())
+    assert left == 0 and took >= 0.06 + DRAIN_SETTLE * 0.9, took
