@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
-from shoe_daemon.vision.presence import MIN_SOLID, inner_ink
+from shoe_daemon.vision.presence import no_face_ink
 from shoe_daemon.vision.recognizer import RANK_OF_COUNT, CardResult, cand_width
 from shoe_daemon.vision.zones import zone_of
 
@@ -157,7 +157,7 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     # likeness 0.61; the pips diamonds at 1.00) stay under the solid-ink share (own seed 884000,
     # nominal, frame 196; font-peek).
     if (sure and isinstance(generic, str) and not centre_names_card and ink is not None
-            and inner_ink(ink)[2] < MIN_SOLID):
+            and no_face_ink(ink)):
         return f"{generic}; deck: {dr.card} ({dr.p_card:.2f}), but no pip or picture ink: no face"
     if not vetoes and (sure or same or agreed):
         conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)

@@ -73,6 +73,12 @@ def inner_ink(ink: np.ndarray) -> tuple[np.ndarray, float, float]:
     return inner, paper, pip_ink(inner, FACE_INK if paper >= PALE_PAPER else SOLID_INK)
 
 
+def no_face_ink(ink: np.ndarray) -> bool:
+    """Has a rectified card no pip or picture ink (solid ink under MIN_SOLID of its inner area)? A
+    back blurred flat, or a blank, whatever glyph a reader names on it."""
+    return inner_ink(ink)[2] < MIN_SOLID
+
+
 def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
     """(a face-up card?, the measurements) for a rectified card's ink map (portrait, 0-1)."""
     h, w = ink.shape

@@ -761,10 +761,10 @@ def _unsure_without_face(res, pip, ink: np.ndarray):
     pip: enrolled font-peek backs read ``unknown`` (own seeds 889202 frame 50, 889208 frame 107,
     table stress: solid ink 0.00, paper 1.00). Otherwise it is "not sure" and the face test decides.
     """
-    from shoe_daemon.vision.presence import MIN_SOLID, inner_ink
+    from shoe_daemon.vision.presence import no_face_ink
 
     if (isinstance(res, CardResult) and res.status == "unknown" and pip.kind not in ("pips", "picture")
-            and inner_ink(ink)[2] < MIN_SOLID):
+            and no_face_ink(ink)):
         return NOT_SURE + " (two index corners alike, but no pip or picture ink): " + res.reason
     return res
 
