@@ -41,6 +41,7 @@ from shoe_daemon.vision.detect import (
 from shoe_daemon.vision.evidence import MAX_CLUTTER, RETRY_REJECT, SURE_PIP
 from shoe_daemon.vision.index import smear
 from shoe_daemon.vision.pips import PICTURE_FROM_EDGE
+from shoe_daemon.vision.presence import no_face_ink
 from shoe_daemon.vision.zones import Zone, parse_zones, zone_of
 
 STATUSES = ("ok", "partial", "unknown")
@@ -596,7 +597,7 @@ class Recognizer:
         return CardResult(None, None, "unknown", 0.0, np.round(cand.quad, 1).tolist(), zone,
                           "a face-up card, not read: " + why)  # fmt: skip
 
-    def _decide(self, cand, corners, pip, slots, rp, sp, zones) -> CardResult | str:
+    def _decide(self, cand, corners, pip, slots, rp, sp, zones, ink: np.ndarray) -> CardResult | str:
         th = self.thresholds
         ranks, suits, reds, reasons = [], [], [], []   # per corner read (suit None when not read)
         clear = 0      # corners with a whole index, rank and suit each clearly a glyph
@@ -707,6 +708,13 @@ class Recognizer:
         if not confirmed and not (full_index and len(ranks) == 2 and agree):
             return NOT_SURE + f" (no index the centre confirms; rank glyphs in {len(ranks)} corners" \
                 + (f", {CLEAR_INDEX}" if clear else "") + "): " + "; ".join(reasons)
+        # Two alike corners alone (the centre neither pips nor a picture) need the face's pip or
+        # picture ink, as a deck's lone reading does (enrolled.decide). A back blurred to one flat
+        # colour, which its own white balance takes for paper, has none, yet its border lines gave
+        # two "T" (or "3") glyphs with a suit pip: enrolled font-peek backs read `unknown` (own
+        # seeds 889202 frame 50, 889208 frame 107, table stress: solid ink 0.00, paper 1.00).
+        if support is None and no_face_ink(ink):
+            return NOT_SURE + " (two index corners alike, but no pip or picture ink): " + "; ".join(reasons)
         # Suit: index pips, centre pips, and the ink's colour.
         log_suit = np.zeros(4)
         if suits:
@@ -751,22 +759,6 @@ class Recognizer:
         why = f"unsure: best guess {code} ({p_card:.2f}), value {v_best} ({p_value:.2f})"
         return CardResult(None, None, "unknown", _calibrate(cal.get("unknown"), p_value), quad, zone,
                           "; ".join([why] + reasons), rank_post, suit_post)  # fmt: skip
-
-
-def _unsure_without_face(res, pip, ink: np.ndarray):
-    """An ``unknown`` reading that only two index corners reading alike stand for (the centre
-    neither pips nor a picture) needs the face's pip or picture ink, as a deck's lone reading does
-    (:func:`enrolled.decide`). A back blurred to one flat colour, which its own white balance
-    takes for paper, has none, yet its border lines gave two "T" (or "3") glyphs with a suit
-    pip: enrolled font-peek backs read ``unknown`` (own seeds 889202 frame 50, 889208 frame 107,
-    table stress: solid ink 0.00, paper 1.00). Otherwise it is "not sure" and the face test decides.
-    """
-    from shoe_daemon.vision.presence import no_face_ink
-
-    if (isinstance(res, CardResult) and res.status == "unknown" and pip.kind not in ("pips", "picture")
-            and no_face_ink(ink)):
-        return NOT_SURE + " (two index corners alike, but no pip or picture ink): " + res.reason
-    return res
 
 
 class _Early:
@@ -887,8 +879,7 @@ class CardBatch:
         readings = rec.deck.read([x[3]["deck"] for x in per_card]) if rec.deck is not None else []
         for k, (cand, corners, pip, slots, _ink) in enumerate(per_card):
             dr = None
-            res = rec._decide(cand, corners, pip, slots, rp, sp, zones)
-            res = _unsure_without_face(res, pip, _ink[1])
+            res = rec._decide(cand, corners, pip, slots, rp, sp, zones, _ink[1])
             if isinstance(res, str) and res.startswith(NOT_SURE):
                 res = rec._face_unread(cand, _ink[0], _ink[1], res, zones)
             if readings:

@@ -28,18 +28,22 @@ def test_a_flat_blurred_back_with_two_glyph_like_corners_is_no_card(recognizer):
         assert any(np.linalg.norm(np.asarray(r.centre) - np.mean(t.quad, axis=0)) < 20 for r in res.cards)
 
 
-def test_two_alike_corners_without_the_centre_need_pip_ink():
-    """The rule itself: an `unknown` reading on two alike corners alone is kept with pip-sized ink
-    in the inner area, and becomes "not sure" (the face test's to decide) without any."""
+def test_two_alike_corners_without_the_centre_need_pip_ink(recognizer):
+    """The rule itself, in `_decide`'s face gate: two whole index corners reading alike, the centre
+    neither pips nor a picture, give `unknown` with pip-sized ink in the inner area and "not sure"
+    (the face test's to decide) without any."""
     from shoe_daemon.vision.pips import PipReading
-    from shoe_daemon.vision.recognizer import NOT_SURE, CardResult, _unsure_without_face
+    from shoe_daemon.vision.recognizer import NOT_SURE, CardResult
+    from tests.vision.test_peek_index import _decision
 
-    unknown = CardResult(None, None, "unknown", 0.5, [[0, 0], [1, 0], [1, 1], [0, 1]], None, "unsure: best guess TS")
-    flat = np.zeros((224, 160), np.float32)
-    with_pips = flat.copy()
+    spade = [[0.96, 0, 0, 0.02, 0.02], [0.95, 0, 0, 0.04, 0.01]]
+    unclear = PipReading("unclear", reason="blobs that are no pips")
+    with_pips = np.zeros((224, 160), np.float32)
     with_pips[60:80, 70:90] = 1.0
     with_pips[140:160, 70:90] = 1.0
-    unclear = PipReading("unclear", reason="blobs that are no pips")
-    assert _unsure_without_face(unknown, unclear, flat).startswith(NOT_SURE)
-    assert _unsure_without_face(unknown, unclear, with_pips) is unknown
-    assert _unsure_without_face(unknown, PipReading("picture"), flat) is unknown
+    flat = _decision(recognizer, spade, ranks=(9, 9), pip=unclear)
+    assert isinstance(flat, str) and flat.startswith(NOT_SURE), flat
+    inked = _decision(recognizer, spade, ranks=(9, 9), pip=unclear, ink=with_pips)
+    assert isinstance(inked, CardResult) and inked.status == "unknown", inked
+    court = _decision(recognizer, spade, ranks=(12, 12))      # a picture: the rule is not asked
+    assert isinstance(court, CardResult) and court.card == "KS", court

@@ -78,10 +78,11 @@ def test_a_peek_pip_card_whose_index_ran_together_is_read(recognizer):
     assert r is not None and r.card == "5C", (r and r.card, r and r.reason)
 
 
-def _decision(recognizer, pips_of_corners, ranks=(11, 11), pip=None, centre_pips=(), red=-0.01):
+def _decision(recognizer, pips_of_corners, ranks=(11, 11), pip=None, centre_pips=(), red=-0.01, ink=None):
     """_decide on a card whose two index corners read rank glyphs ``ranks`` (a row of the rank
     classifier each, or a rank's number for a sure one: 11 = Q) and suit pips ``pips_of_corners``
-    (S H D C "not a pip"), with a picture (default) or ``pip`` in the centre."""
+    (S H D C "not a pip"), with a picture (default) or ``pip`` in the centre, and the card's ink map
+    ``ink`` (default blank)."""
     from shoe_daemon.vision.index import Blob, CornerReading
     from shoe_daemon.vision.pips import PipReading
     from shoe_daemon.vision.quad import Candidate
@@ -99,7 +100,9 @@ def _decision(recognizer, pips_of_corners, ranks=(11, 11), pip=None, centre_pips
             rp[k] = r
     sp = np.array(list(pips_of_corners) + list(centre_pips), dtype=float)
     slots = {"rank": [0, 1], "suit": [0, 1], "pip": list(range(2, len(sp))), "court": []}
-    return recognizer._decide(cand, corners, pip or PipReading("picture"), slots, rp, sp, [])
+    if ink is None:
+        ink = np.zeros((224, 160), np.float32)    # a blank inner area: no pip or picture ink
+    return recognizer._decide(cand, corners, pip or PipReading("picture"), slots, rp, sp, [], ink)
 
 
 def test_a_court_read_from_two_sure_agreeing_index_pips_not_from_doubtful_ones(recognizer):
