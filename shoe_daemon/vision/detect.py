@@ -23,6 +23,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from shoe_daemon.vision.index import np_percentile_u8
 from shoe_daemon.vision.partial import (
     CARD_RATIO,
     COVER_MIN_WHITE,
@@ -65,7 +66,7 @@ def whiteness(bgr: np.ndarray) -> np.ndarray:
 
 def card_threshold(white_small: np.ndarray) -> float:
     """A global threshold between felt and card stock (on the half-size whiteness image)."""
-    felt = float(np.percentile(white_small[::4, ::4], 50))
+    felt = np_percentile_u8(white_small[::4, ::4], 50)
     otsu, _ = cv2.threshold(white_small, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     return max(float(otsu), felt + 45.0)
 
@@ -91,7 +92,7 @@ def _split(white: np.ndarray, c: np.ndarray, thr: float, w: int, h: int, min_are
     vals = region[inside > 0]
     if vals.size < min_area:
         return []
-    stock = float(np.percentile(vals, 90))
+    stock = np_percentile_u8(vals, 90)
     if stock - thr < 40:
         return []
     found = []

@@ -91,7 +91,7 @@ def fit_side(pts: np.ndarray, p: np.ndarray, q: np.ndarray, band: float):
     along = rel @ d
     across = rel @ np.array([-d[1], d[0]])
     near = (np.abs(across) < band) & (along > 0.12 * length) & (along < 0.88 * length)
-    if int(near.sum()) >= 8:
+    if np.count_nonzero(near) >= 8:
         vx, vy, x0, y0 = cv2.fitLine(pts[near].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).reshape(4)
         return (float(vx), float(vy), float(x0), float(y0))
     return (float(d[0]), float(d[1]), float(p[0]), float(p[1]))
@@ -146,17 +146,27 @@ def fit_quad(contour: np.ndarray) -> tuple[np.ndarray, float] | None:
     # contour on its sides (a hand's cut or a rounded corner adds sides that hold little).
     best, best_score = None, -1.0
     centre = hull_pts.mean(axis=0)
+    meets: dict[tuple[int, int], np.ndarray | None] = {}    # two sides' corner: each is in several choices
+
+    def corner(i: int, j: int) -> np.ndarray | None:
+        if (i, j) not in meets:
+            meets[i, j] = _intersect(sides[i], sides[j])
+        return meets[i, j]
+
     for keep in combinations(sorted(longest), 4):
-        quad = lines_quad([sides[i] for i in keep])
+        corners = [corner(keep[k - 1], keep[k]) for k in range(4)]     # lines_quad's, the same floats
+        quad = None if any(p is None for p in corners) else np.array(corners)
         if quad is None or not np.all(np.isfinite(quad)) or np.abs(quad - centre).max() > peri / 2:
+            continue
+        qarea = abs(cv2.contourArea(quad.astype(np.float32)))
+        bound = min(1.0, area / max(qarea, 1.0) / 0.92)     # the score with every point on the sides
+        # A choice that cannot beat the best so far is not weighed further (nor tested, first: these
+        # tests only leave choices out, in any order).
+        if bound <= best_score:
             continue
         if not cv2.isContourConvex(quad.astype(np.float32).reshape(-1, 1, 2)):
             continue
         if _inside_margin(quad, hull_pts) < -tol:
-            continue
-        qarea = abs(cv2.contourArea(quad.astype(np.float32)))
-        bound = min(1.0, area / max(qarea, 1.0) / 0.92)     # the score with every point on the sides
-        if bound <= best_score:
             continue
         score = _boundary_agreement(quad, pts, tol) * bound
         if score > best_score:

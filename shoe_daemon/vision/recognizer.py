@@ -329,7 +329,7 @@ class Recognizer:
             else:
                 results.append(res)
         # Reading order: by zone, then left to right.
-        results.sort(key=lambda c: (c.zone is None, c.zone or "", c.centre[0], c.centre[1]))
+        results.sort(key=lambda c: (c.zone is None, c.zone or "", *c.centre))
         h, w = frame_bgr.shape[:2]
         return FrameResult(results, (time.perf_counter() - t0) * 1000.0, rejected, (w, h), deck_readings)
 
