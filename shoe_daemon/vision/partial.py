@@ -296,12 +296,21 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
 
 # A hypothesis this much of whose area lies inside a larger one is held by it.
 HELD_INSIDE = 0.9
+# A card-shaped part of a card is at most this share of its width: its end turned a quarter is 0.71 of
+# it, a part in its own orientation at most 0.8 (the corner search's sizes, 0.8-1.25, are one card's).
+# A hypothesis a little larger than a card is that card and a strip of its neighbour (a 66-px one
+# round a 63-px 5C and the edge of the KC lying on it, own seed 889500, responsive, frame 293).
+PART_MAX_WIDTH = 0.8
 
 
 def _holds(outer: np.ndarray, quad: np.ndarray) -> bool:
-    """Does quadrilateral ``outer`` hold HELD_INSIDE of ``quad``'s area?"""
+    """Does quadrilateral ``outer``, large enough to be the whole of a card ``quad`` is a part of
+    (PART_MAX_WIDTH), hold HELD_INSIDE of ``quad``'s area?"""
+    area = abs(cv2.contourArea(np.float32(quad)))
+    if abs(cv2.contourArea(np.float32(outer))) * PART_MAX_WIDTH ** 2 < area:
+        return False
     inter, _ = cv2.intersectConvexConvex(np.float32(quad), np.float32(outer))
-    return float(inter) >= HELD_INSIDE * abs(cv2.contourArea(np.float32(quad)))
+    return float(inter) >= HELD_INSIDE * area
 
 
 def _wholes_round(k: int, hyps, piece: Callable[[np.ndarray], bool]) -> list[tuple[float, np.ndarray]]:
@@ -321,12 +330,11 @@ def _wholes_round(k: int, hyps, piece: Callable[[np.ndarray], bool]) -> list[tup
     larger = []
     for _s, support, other in hyps:
         other = np.float32(other)
-        # (Cheap tests first: most hypotheses are no larger, or elsewhere.)
+        # (Cheap tests first: most hypotheses are not large enough, or elsewhere.)
         other_area = abs(cv2.contourArea(other))
-        if other_area <= 1.1 * area or np.linalg.norm(other.mean(axis=0) - centre) > math.sqrt(other_area):
+        if other_area * PART_MAX_WIDTH ** 2 < area or np.linalg.norm(other.mean(axis=0) - centre) > math.sqrt(other_area):
             continue
-        inter, _ = cv2.intersectConvexConvex(quad, other)
-        if float(inter) >= HELD_INSIDE * area:
+        if _holds(other, quad):
             larger.append((support, other))
     if not larger or not piece(quad):
         return []
