@@ -364,10 +364,14 @@ def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None, piece=None) ->
             wholes = _wholes_round(i, hyps, piece)
         else:
             wholes = []
-        # An inner side reached out to the end of the card's white first; if that is no card, as placed.
-        # (A part's whole first, likewise.)
-        tries = [(sup, q) for sup, whole in wholes for q in (_reach(whole, mask, short), whole)]
-        tries += [(support, quad)] if cover is not None else [(support, _reach(quad, mask, short)), (support, quad)]
+        # An inner side reached out to the end of the card's white first; if that is no card, a part's
+        # whole (likewise); else as placed.
+        if cover is not None:
+            tries = [(support, quad)]
+        else:
+            reached = _reach(quad, mask, short)
+            tries = [] if np.array_equal(reached, quad) else [(support, reached)]
+            tries += [(sup, q) for sup, whole in wholes for q in (_reach(whole, mask, short), whole)] + [(support, quad)]
         for k, (sup, q) in enumerate(tries):
             if k and np.array_equal(q, tries[k - 1][1]):
                 continue
