@@ -532,7 +532,8 @@ def test_the_ends_of_a_card_found_whole_are_not_two_more_cards(generator):
 def test_a_hypothesis_is_a_part_of_a_larger_one_only_round_a_piece():
     """The rule itself, on drawn hypotheses: a 90x64 hypothesis inside a 90x126 one is a part of it
     when its face runs on (``piece``) and the larger one's does not; not when the larger one is a
-    piece too, when nothing holds it, or when it is no piece."""
+    piece too, when nothing holds it, when it is no piece, or when the larger one is too little larger
+    to be a card it is a part of (PART_MAX_WIDTH)."""
     from shoe_daemon.vision.partial import _wholes_round
 
     def quad(x, y, w, hh):
@@ -550,3 +551,6 @@ def test_a_hypothesis_is_a_part_of_a_larger_one_only_round_a_piece():
     assert _wholes_round(1, hyps, lambda q: True) == []        # nothing larger holds it
     elsewhere = [hyps[0], (3, 0.6, quad(400, 100, 90, 126))]
     assert _wholes_round(0, elsewhere, small_only) == []
+    # A hypothesis barely larger (a card and a strip of its neighbour) is not the whole of a card.
+    barely = [(3, 0.7, quad(100, 100, 90, 126)), (3, 0.6, quad(98, 98, 96, 134))]
+    assert _wholes_round(0, barely, lambda q: abs(cv2.contourArea(np.float32(q))) < 12000) == []
