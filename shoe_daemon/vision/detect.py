@@ -549,7 +549,8 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
         # 55-px pieces of a 78-px AH; own seed 881802, font-peek, frame 84).
         others = [math.sqrt(_area(o)) for o in found if o is not cand]
         least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
-        inner = [q for q in _not_two_ends(corner_cards(c, mask, short, w, h, frame, felt), white, short)
+        is_piece = lambda quad: piece_of_larger(white, quad, short)  # noqa: E731
+        inner = [q for q in _not_two_ends(corner_cards(c, mask, short, w, h, frame, felt, piece=is_piece), white, short)
                  if math.sqrt(_area(q)) >= least
                  and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
                              for o in found)]  # fmt: skip
@@ -565,7 +566,8 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
             area = cv2.contourArea(c)
             if area < COVER_MIN_WHITE * 0.8 * short * short * CARD_RATIO:
                 continue
-            cards = corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO)
+            cards = corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO,
+                                 piece=lambda quad: piece_of_larger(white, quad, short))
             inner = [q for q in _not_two_ends(cards, white, short)
                      if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in found)]
             if inner:

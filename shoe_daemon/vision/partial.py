@@ -14,6 +14,7 @@ A white region that is no card's shape and holds no card at a stricter threshold
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -177,7 +178,8 @@ def _perimeter_support(quad: np.ndarray, dist: np.ndarray, off: np.ndarray, tol:
 
 
 def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, frame: np.ndarray | None = None,
-                 felt: np.ndarray | None = None, hidden_only: bool = False) -> list[Candidate]:  # fmt: skip
+                 felt: np.ndarray | None = None, hidden_only: bool = False,
+                 piece: Callable[[np.ndarray], bool] | None = None) -> list[Candidate]:  # fmt: skip
     """Cards recovered from the visible corners of a white region that is no card's shape.
 
     Cards touching or overlapping each other, or a hand or cuff over one, make one white region.
@@ -193,6 +195,9 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     of it neither white nor felt (a sleeve or a hand lies there, :class:`_Cover`); its hidden end
     is then set at a card's proportions from the part that shows (:func:`_complete`).
     ``hidden_only``: such cards alone (a region smaller than a card, which holds no whole one).
+    ``piece``: is a quadrilateral part of a larger card's face (its face runs on past a side with no
+    seam)? Such a hypothesis gives way to a larger one of the same place that holds it
+    (:func:`_wholes_round`).
     """
     long_ = short * CARD_RATIO
     bright = mask
@@ -269,7 +274,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
                 if support >= CORNER_MIN_SUPPORT:
                     hyps.append((seen, support, quad))
     hyps.sort(key=lambda x: (-x[0], -x[1]))
-    out = _corner_choice(hyps, pts, tol, short, mask, w, h)
+    out = _corner_choice(hyps, pts, tol, short, mask, w, h, piece=piece)
     if out or not maybe:
         return out
     felt = felt_colour(frame) if felt is None else felt
@@ -289,23 +294,88 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     return _corner_choice(hyps, pts, tol, short, mask, w, h, cover)
 
 
-def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None) -> list[Candidate]:
+# A hypothesis this much of whose area lies inside a larger one is held by it.
+HELD_INSIDE = 0.9
+# A card-shaped part of a card is at most this share of its width: its end turned a quarter is 0.71 of
+# it, a part in its own orientation at most 0.8 (the corner search's sizes, 0.8-1.25, are one card's).
+# A hypothesis a little larger than a card is that card and a strip of its neighbour (a 66-px one
+# round a 63-px 5C and the edge of the KC lying on it, own seed 889500, responsive, frame 293).
+PART_MAX_WIDTH = 0.8
+
+
+def _holds(outer: np.ndarray, quad: np.ndarray) -> bool:
+    """Does quadrilateral ``outer``, large enough to be the whole of a card ``quad`` is a part of
+    (PART_MAX_WIDTH), hold HELD_INSIDE of ``quad``'s area?"""
+    area = abs(cv2.contourArea(np.float32(quad)))
+    if abs(cv2.contourArea(np.float32(outer))) * PART_MAX_WIDTH ** 2 < area:
+        return False
+    inter, _ = cv2.intersectConvexConvex(np.float32(quad), np.float32(outer))
+    return float(inter) >= HELD_INSIDE * area
+
+
+def _wholes_round(k: int, hyps, piece: Callable[[np.ndarray], bool]) -> list[tuple[float, np.ndarray]]:
+    """The hypotheses (support, quadrilateral) of which hypothesis ``k`` is a part: larger ones that
+    hold it and are no part themselves (``piece``), best first; none when it is no part (its face
+    does not run on past a side).
+
+    Cards lie side by side, never one inside another: a card-shaped quadrilateral on a larger
+    card's corners whose face runs on past a side with no seam is a part of that card. Ranked by its
+    corners seen and outline support alone, the part came first: the upper two thirds of a 93-px 3H
+    under a KH's corner, a 64-px hypothesis (the frame's card size 80 px), took the place of the
+    whole 3H's and hid it, a false card (own seed 889501, font-peek, table stress, frame 139).
+    """
+    quad = np.float32(hyps[k][2])
+    area = abs(cv2.contourArea(quad))
+    centre = quad.mean(axis=0)
+    larger = []
+    for _s, support, other in hyps:
+        other = np.float32(other)
+        # (Cheap tests first: most hypotheses are not large enough, or elsewhere.)
+        other_area = abs(cv2.contourArea(other))
+        if other_area * PART_MAX_WIDTH ** 2 < area or np.linalg.norm(other.mean(axis=0) - centre) > math.sqrt(other_area):
+            continue
+        if _holds(other, quad):
+            larger.append((support, other))
+    if not larger or not piece(quad):
+        return []
+    return [(support, o) for support, o in larger if not piece(o)]
+
+
+def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None, piece=None) -> list[Candidate]:
     """Of corner hypotheses (best first), one card per place, its sides refitted to the outline.
 
     ``cover``: they are cards under a sleeve or hand (these pixels), their hidden end completed.
+    ``piece``: see :func:`corner_cards`; a hypothesis that is a part of a larger one gives way to it
+    when that one is a card (:func:`_wholes_round`).
     """
     out: list[Candidate] = []
-    for _seen, support, quad in hyps:
+    for i, (_seen, support, quad) in enumerate(hyps):
         # One card per place (below): a refit moves the centre by less than 0.15 * sqrt(2) widths,
         # so a hypothesis this close to a card already taken is not refitted to be dropped.
         if any(np.linalg.norm(o.quad.mean(axis=0) - quad.mean(axis=0)) < 0.18 * short for o in out):
             continue
-        # An inner side reached out to the end of the card's white first; if that is no card, as placed.
-        tries = [quad] if cover is not None else [_reach(quad, mask, short), quad]
-        for k, q in enumerate(tries):
-            if k and np.array_equal(q, tries[0]):
-                break
-            cand = _corner_fit(q, support, pts, tol, short, mask, w, h, out, cover)
+        if piece is not None and cover is None:
+            # A part of a card taken already is no card of its own: the ends of a 192-px 2C, each
+            # card-shaped turned a quarter at the frame's 134-px card size, came with the whole 2C,
+            # which then went as "two cards in one outline", one end reported `unknown` (own seed
+            # 889530, cardsJS, stress, frame 96).
+            if any(_holds(o.quad, quad) for o in out) and piece(quad):
+                continue
+            wholes = _wholes_round(i, hyps, piece)
+        else:
+            wholes = []
+        # An inner side reached out to the end of the card's white first; if that is no card, a part's
+        # whole (likewise); else as placed.
+        if cover is not None:
+            tries = [(support, quad)]
+        else:
+            reached = _reach(quad, mask, short)
+            tries = [] if np.array_equal(reached, quad) else [(support, reached)]
+            tries += [(sup, q) for sup, whole in wholes for q in (_reach(whole, mask, short), whole)] + [(support, quad)]
+        for k, (sup, q) in enumerate(tries):
+            if k and np.array_equal(q, tries[k - 1][1]):
+                continue
+            cand = _corner_fit(q, sup, pts, tol, short, mask, w, h, out, cover)
             if cand is not None:
                 out.append(cand)
                 break
