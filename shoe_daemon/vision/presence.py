@@ -90,15 +90,18 @@ def margin_bands(ink: np.ndarray) -> list[np.ndarray]:
 
 
 def margin_on_a_side(ink: np.ndarray) -> bool:
-    """Does a rectified card show a paper margin (MIN_MARGIN of the band) along one side at least?
+    """Does a rectified card show some paper margin (MIN_PAPER of the band, the least paper a face's
+    inner area shows) along one side at least?
 
-    A face does, whatever a hand or sleeve covers (it reaches over a side or two, not all four: the
-    best side of the faces read `unknown` from their index glyphs was 0.85-1.0 paper, 446 cards of
-    own seeds 889722-889725, table stress). A back's pattern or colour reaches every side: a small
-    blurred responsive back, its corners' blue arcs taken for glyphs in both corners, had 0.00-0.06
-    along its best side (own seeds 889710 frame 80 and 889713 frame 74, table-empty).
+    A face does, whatever a hand or sleeve covers (it reaches over a side or two, not all four) and
+    however blurred (ink smeared into the bands): faces read `unknown` from their index glyphs
+    showed 0.85-1.0 paper along their best side (446 cards of own seeds 889722-889725, table
+    stress), two heavily blurred ones 0.46 and 0.57 (a 2S and a 5S, own seeds 889702 frame 21 and
+    889700 frame 100: not reported at MIN_MARGIN, 0.6). A back's pattern or colour reaches every side: small blurred
+    responsive backs, their corners' blue arcs taken for glyphs in both corners, showed 0.00-0.06
+    along their best side (own seeds 889710 frame 80 and 889713 frame 74, table-empty: false cards).
     """
-    return any(float((band < 0.2).mean()) >= MIN_MARGIN for band in margin_bands(ink))
+    return any(float((band < 0.2).mean()) >= MIN_PAPER for band in margin_bands(ink))
 
 
 def face_evidence(ink: np.ndarray) -> tuple[bool, str]:
