@@ -394,6 +394,21 @@ def hand_along_side(frame: np.ndarray, mask: np.ndarray, quad: np.ndarray, felt:
     return any(_hand_past(frame, mask, a, b, outward, felt) for a, b, outward in _sides_outward(quad))
 
 
+def inside_pattern(frame: np.ndarray, mask: np.ndarray, quad: np.ndarray, felt: np.ndarray) -> bool:
+    """Is every one of ``quad``'s sides lined outside (a strip 3-6 px out, HAND_ALONG of it) by what
+    is neither white (``mask``) nor the ``felt``'s colour?
+
+    A card on the table has felt, or another card, beyond some side: a hand that bites one covers
+    a corner or a side or two (the hulls of bitten courts on own seed 889720, table stress: 0.33 of
+    a side at most). A white shape with a pattern beyond every side lies inside something: the
+    white four-pointed star inside a responsive back's blue circle, whose hull (its tips) is a
+    card-shaped quadrilateral (every side 1.0 on 889720). Taken for a card, it set the frame's card
+    size to 66 px and made a false 60-px piece of a 100-px 4D (own seed 889206, table stress,
+    frame 13).
+    """
+    return all(_hand_past(frame, mask, a, b, outward, felt) for a, b, outward in _sides_outward(quad))
+
+
 # A card found from a region's corners whose face runs on past a side (no seam, :func:`_runs_on`) to
 # a hand or sleeve within BESIDE_REACH of the frame's card width is the part of a card that shows
 # beside it, card-shaped by chance: the lower two thirds of a 108-px 2S that a dark sleeve cut
@@ -515,7 +530,8 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
             if not inner:
                 if felt is None:
                     felt = felt_colour(frame)
-                inner = hull_card(frame, c, area, felt, w, h)
+                inner = [q for q in hull_card(frame, c, area, felt, w, h)
+                         if not inside_pattern(frame, mask, q.quad, felt)]
             if inner and med is not None:
                 felt = felt_colour(frame) if felt is None else felt
                 inner = [q for q in inner if math.sqrt(_area(q)) >= HAND_PART_SIZE * med

@@ -572,6 +572,7 @@ class Recognizer:
             MIN_PAPER_OF_BORDER,
             MIN_SOLID,
             face_evidence,
+            margin_on_a_side,
             paper_of_border,
             pip_ink,
         )
@@ -585,7 +586,8 @@ class Recognizer:
             # be under the dealer's sleeve or hand, which breaks the face test below.
             ok = ("rank glyphs in 2 corners" in why or CLEAR_INDEX in why) and solid >= FACE_MIN_INK \
                 and paper >= FACE_MIN_PAPER
-            face, measured = ok and pip_ink(inner) >= MIN_SOLID, ""
+            # A face's paper margin shows along a side at least: a back's pattern reaches them all.
+            face, measured = ok and pip_ink(inner) >= MIN_SOLID and margin_on_a_side(ink), ""
         else:   # the face itself: a paper margin, pips or a picture laid out alike both ways up
             face, measured = face_evidence(ink)
         if face and paper_of_border(card) < MIN_PAPER_OF_BORDER:
