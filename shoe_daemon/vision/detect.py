@@ -554,6 +554,10 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     # So is one larger than the frame's card size with felt in a corner (felt_in_corner), however few
     # candidates there are.
     med = median_size(found)
+
+    def is_piece(quad: np.ndarray) -> bool:    # for the corner search: a part of a larger card?
+        return piece_of_larger(white, quad, short)
+
     if short and felt is None and any(short_side(c.quad) >= FELT_CORNER_SIZE * short for c in found):
         felt = felt_colour(frame)
     large = [(cand, outline[id(cand)]) for cand in found
@@ -565,7 +569,6 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
         # 55-px pieces of a 78-px AH; own seed 881802, font-peek, frame 84).
         others = [math.sqrt(_area(o)) for o in found if o is not cand]
         least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
-        is_piece = lambda quad: piece_of_larger(white, quad, short)  # noqa: E731
         inner = [q for q in _not_two_ends(corner_cards(c, mask, short, w, h, frame, felt, piece=is_piece), white, short)
                  if math.sqrt(_area(q)) >= least
                  and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
@@ -583,7 +586,7 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
             if area < COVER_MIN_WHITE * 0.8 * short * short * CARD_RATIO:
                 continue
             cards = corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO,
-                                 piece=lambda quad: piece_of_larger(white, quad, short))
+                                 piece=is_piece)
             inner = [q for q in _not_two_ends(cards, white, short)
                      if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in found)]
             if inner:

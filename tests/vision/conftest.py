@@ -24,6 +24,23 @@ def _require() -> None:
         pytest.fail("rsvg-convert missing: run scripts/system-deps.sh (Debian package librsvg2-bin)", pytrace=False)
 
 
+def own_frame(design: str, seed: int, frame: int, condition: str = "table-stress"):
+    """Frame ``frame`` of a registry design (its faces and its back) under ``condition``, from an
+    own seed (880000-889999, never the benchmark's)."""
+    from shoe_daemon.vision.cardart import design_back, design_faces
+    from shoe_daemon.vision.synth import FrameGenerator
+
+    _require()
+    return FrameGenerator(design_faces(design), [design_back(design)], condition, seed=seed).frame(frame)
+
+
+def card_width(card) -> float:
+    """A generated card's width in the frame (its quadrilateral's first side), px."""
+    import numpy as np
+
+    return float(np.linalg.norm(card.quad[1] - card.quad[0]))
+
+
 @pytest.fixture(scope="session")
 def faces():
     _require()

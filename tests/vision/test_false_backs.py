@@ -7,21 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.vision.conftest import _require
+from tests.vision.conftest import card_width as _width
+from tests.vision.conftest import own_frame as _frame
 
 cv2 = pytest.importorskip("cv2")
-
-
-def _frame(design, seed, frame):
-    from shoe_daemon.vision.cardart import design_back, design_faces
-    from shoe_daemon.vision.synth import FrameGenerator
-
-    _require()
-    return FrameGenerator(design_faces(design), [design_back(design)], "table-stress", seed=seed).frame(frame)
-
-
-def _width(card) -> float:
-    return float(np.linalg.norm(card.quad[1] - card.quad[0]))
 
 
 def test_a_backs_inner_star_is_no_card_and_sets_no_card_size(recognizer):
@@ -75,12 +64,9 @@ def test_a_blurred_back_whose_pattern_reaches_every_side_is_no_card(recognizer, 
     arcs in its corners read as rank glyphs in both (no suit pip), its circle as solid ink on paper,
     so it was reported `unknown`: a false card. Its blue reaches every side; a face's paper margin
     shows along one side at least."""
-    from shoe_daemon.vision.cardart import design_back, design_faces
-    from shoe_daemon.vision.synth import FrameGenerator
     from shoe_daemon.vision.zones import parse_zones
 
-    _require()
-    f = FrameGenerator(design_faces("responsive"), [design_back("responsive")], "table-empty", seed=seed).frame(index)
+    f = _frame("responsive", seed, index, condition="table-empty")
     assert recognizer.recognize(f.image, zones=parse_zones(f.zones)).cards == []
 
 

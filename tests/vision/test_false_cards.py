@@ -8,20 +8,10 @@ import numpy as np
 import pytest
 
 from tests.vision.conftest import _require
+from tests.vision.conftest import card_width as _width
+from tests.vision.conftest import own_frame as _frame
 
 cv2 = pytest.importorskip("cv2")
-
-
-def _frame(design, seed, frame):
-    from shoe_daemon.vision.cardart import design_back, design_faces
-    from shoe_daemon.vision.synth import FrameGenerator
-
-    _require()
-    return FrameGenerator(design_faces(design), [design_back(design)], "table-stress", seed=seed).frame(frame)
-
-
-def _width(card) -> float:
-    return float(np.linalg.norm(card.quad[1] - card.quad[0]))
 
 
 def _matches(quad, frame) -> bool:
