@@ -536,7 +536,8 @@ class CameraFuserConfig(_Section):
 
     Unset keys take the fuser's own defaults (settle 2 frames, then 3 agreeing votes, at most
     12 voting frames, mean confidence 0.98, a card gone after 5 frames unseen, moved = a quarter
-    of its width): about a second at rest from a 5-10 fps camera.
+    of its width, a decided card recalled for 15 frames after it is gone): about a second at rest
+    from a 5-10 fps camera.
     """
 
     settle_frames: int | None = Field(None, ge=0)
@@ -545,6 +546,7 @@ class CameraFuserConfig(_Section):
     min_confidence: float | None = Field(None, ge=0.0, le=1.0)
     lost_frames: int | None = Field(None, ge=1)
     move_tolerance: float | None = Field(None, gt=0.0, le=1.0)
+    recall_frames: int | None = Field(None, ge=0)
 
     @model_validator(mode="after")
     def _votes(self) -> CameraFuserConfig:

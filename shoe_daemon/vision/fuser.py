@@ -11,7 +11,10 @@ fraction of its width starts over: it is still being dealt). Once a card has res
   with ``value`` set when every frame that gave a value gave the same one (at least
   ``min_votes`` of them) - baccarat needs only the value - and null otherwise.
 
-A card not seen for ``lost_frames`` frames is dropped (``gone`` lists it once).
+A card not seen for ``lost_frames`` frames is dropped (``gone`` lists it once). A decided card is
+remembered for ``recall_frames`` frames more: if a card shows again at its place in that time (a hand
+lay over it for a second), it is that card, not decided again - a second decision would reach the
+core as the next card of the zone.
 
     recognizer = Recognizer(config)
     fuser = CardFuser()
@@ -64,21 +67,25 @@ class Track:
 
 class CardFuser:
     def __init__(self, *, settle_frames: int = 2, min_votes: int = 3, max_frames: int = 12,
-                 min_confidence: float = 0.98, lost_frames: int = 5, move_tolerance: float = 0.25):  # fmt: skip
+                 min_confidence: float = 0.98, lost_frames: int = 5, move_tolerance: float = 0.25,
+                 recall_frames: int = 15):  # fmt: skip
         self.settle_frames = settle_frames
         self.min_votes = min_votes
         self.max_frames = max_frames
         self.min_confidence = min_confidence
         self.lost_frames = lost_frames
         self.move_tolerance = move_tolerance
+        self.recall_frames = recall_frames
         self.tracks: list[Track] = []
         self.gone: list[Track] = []
+        self.out_of_sight: list[Track] = []     # decided, lost, still recalled (see the module doc)
         self._ids = itertools.count(1)
 
     def reset(self) -> None:
         """Forget every card (e.g. when the coup is cleared)."""
         self.tracks.clear()
         self.gone.clear()
+        self.out_of_sight.clear()
 
     def update(self, result: FrameResult, t: float | None = None) -> list[FusedCard]:
         """Feed one frame's result; returns the cards decided by this frame."""
@@ -111,11 +118,15 @@ class CardFuser:
         for ti, tr in enumerate(self.tracks):
             if ti not in used_t:
                 tr.missed += 1
+        for tr in self.out_of_sight:
+            tr.missed += 1
+        self.out_of_sight = [tr for tr in self.out_of_sight if tr.missed <= self.lost_frames + self.recall_frames]
         for ci, c in enumerate(result.cards):
             if ci not in used_c:
-                self.tracks.append(Track(next(self._ids), c.centre, c.width, c))
+                self.tracks.append(self._recalled(c) or Track(next(self._ids), c.centre, c.width, c))
         self.gone = [tr for tr in self.tracks if tr.missed >= self.lost_frames]
         self.tracks = [tr for tr in self.tracks if tr.missed < self.lost_frames]
+        self.out_of_sight += [tr for tr in self.gone if tr.decided is not None]
         out = []
         for tr in self.tracks:
             if tr.decided is None and tr.missed == 0 and tr.votes:
@@ -124,6 +135,16 @@ class CardFuser:
                     tr.decided = fused
                     out.append(fused)
         return out
+
+    def _recalled(self, c: CardResult) -> Track | None:
+        """The decided card out of sight at ``c``'s place (same zone, moved less than the tolerance)."""
+        for tr in self.out_of_sight:
+            d = float(np.hypot(c.centre[0] - tr.centre[0], c.centre[1] - tr.centre[1]))
+            if d <= self.move_tolerance * tr.width and c.zone == tr.last.zone:
+                self.out_of_sight.remove(tr)
+                tr.centre, tr.width, tr.last, tr.seen, tr.missed, tr.votes = c.centre, c.width, c, 1, 0, []
+                return tr
+        return None
 
     def _decide(self, tr: Track, t: float | None) -> FusedCard | None:
         votes = tr.votes
