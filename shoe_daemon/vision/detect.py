@@ -603,6 +603,11 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     two = [cand for cand in found if _holds_two(cand, found)]
     rejected += [(cand.quad, "two cards in one outline") for cand in two]
     found = _join_pieces([cand for cand in found if not any(cand is t for t in two)])
+    # A part of a larger card (its whole no card of the corner search's sizes), not joined with
+    # another piece of it, is no card: the left end of an 83-px 2D lying across, its whole refitted
+    # 1.31x the frame's 67-px card size, was reported `unknown` (own seed 889804, font-peek, frame 78).
+    rejected += [(cand.quad, "part of a larger card") for cand in found if cand.part]
+    found = [cand for cand in found if not cand.part]
     # Cards lie side by side, never one inside another: a quadrilateral within a larger one is a
     # part of that card's face (a picture's white), found when its outline was split.
     keep = []

@@ -377,6 +377,9 @@ def _corner_choice(hyps, pts, tol, short, mask, w, h, cover=None, piece=None) ->
                 continue
             cand = _corner_fit(q, sup, pts, tol, short, mask, w, h, out, cover)
             if cand is not None:
+                # A part whose wholes are no card of the sizes looked for, as placed: a card only if
+                # joined with another piece of it (detect._join_pieces); see detect.find_cards.
+                cand.part = bool(wholes) and q is quad
                 out.append(cand)
                 break
     return _no_rivals(out)

@@ -34,6 +34,7 @@ class Candidate:
     fill: float             # white pixels / quad area
     agree: float            # share of the outline on the quad's sides
     ratio: float            # long side / short side
+    part: bool = False      # a part of a larger card, taken as placed (partial._corner_choice)
 
 
 def order_corners(quad: np.ndarray) -> np.ndarray:

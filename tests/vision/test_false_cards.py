@@ -503,6 +503,23 @@ def test_a_piece_of_a_card_gives_way_to_the_whole_card_hypothesis():
     assert any(np.linalg.norm(c.quad.mean(axis=0) - h3.centre) < 0.3 * _width(h3) for c in found)
 
 
+@pytest.mark.parametrize(("seed", "frame", "beside"), [(889804, 78, "9H"), (889911, 97, "5H")])
+def test_a_part_whose_whole_is_no_card_of_the_sizes_looked_for_is_not_taken(seed, frame, beside):
+    """An 83-px 2D lying across, its corner under a 9H (own seed 889804, font-peek, table stress,
+    frame 78; the frame's card size 67 px, set by two backs): the whole 2D's hypothesis refits 1.31x
+    that size, beyond the corner search's sizes, so its left end, 59 px and card-shaped turned a
+    quarter, was taken as placed and reported `unknown`, a false card. Likewise a 79-px part of a
+    109-px 5D touching a 5H (889911, frame 97). The part of a card that is there, joined with no
+    other piece of it, is not taken. The card beside it is still found."""
+    from shoe_daemon.vision import detect
+
+    f = _frame("font-peek", seed, frame)
+    found, _ = detect.find_cards(f.image)
+    assert found and all(_matches(c.quad, f) for c in found)
+    card = next(t for t in f.cards if t.code == beside)
+    assert any(np.linalg.norm(c.quad.mean(axis=0) - card.centre) < 0.3 * _width(card) for c in found)
+
+
 def test_the_ends_of_a_card_found_whole_are_not_two_more_cards(generator):
     """A 192-px 2C (own seed 889530, cardsJS, stress, frame 96; the frame's card size 134 px) was
     found whole from its region's corners and also as its two ends, each card-shaped turned a
