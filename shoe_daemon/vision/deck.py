@@ -52,6 +52,7 @@ COLOUR = (12, 16)        # each colour map
 # as 2S, TD and TS as TC (own seeds 880650-880653). Under a sleeve the outline may be a fifth
 # short, which stretches the corner box: kennard's read a 6S as QS at 0.94 (880660, frame 108).
 INDEX_BOX = (0.18, 0.21)
+FEATURES = GRID[0] * GRID[1] + 2 * CORNER[0] * CORNER[1] + 3 * COLOUR[0] * COLOUR[1]    # a row of :func:`features`
 CORNER_INPUTS = CORNER[0] * CORNER[1]        # the corner model's: one corner's ink map
 INDEX_INPUTS = 2 * CORNER[0] * CORNER[1]     # and one corner's index_maps (a standard or peek index)
 VALUES = np.array([RANK_VALUES[c[0]] for c in ALL_CODES])
@@ -69,10 +70,12 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     """Features of a rectified card (BGR ``card``, its ``ink`` map and ``white``), both ways up: (2, D)."""
     import cv2
 
+    from shoe_daemon.vision.index import scaled
+
     # Each channel against the card's white; red, blue and green ink: the channel over the larger
     # of the other two, clipped to 0..1 (per plane with OpenCV: the same floats, 2.5x faster).
     inv = (1.0 / np.maximum(white, 1.0)).astype(np.float32)
-    b, g, r = (plane.astype(np.float32) * inv[k] for k, plane in enumerate(cv2.split(card)))
+    b, g, r = (scaled(plane, inv[k]) for k, plane in enumerate(cv2.split(card)))
     colours = []
     for x, y, z in ((r, g, b), (b, g, r), (g, r, b)):
         d = cv2.subtract(x, cv2.max(y, z))
@@ -88,12 +91,17 @@ def features(card: np.ndarray, ink: np.ndarray, white: np.ndarray) -> np.ndarray
     # Maps of one size resized at once, as the channels of one image: each channel comes out as
     # it does alone (the same floats), in a third of the time.
     corners = cv2.resize(cv2.merge([ink[:ch, :cw], cv2.flip(ink[h - ch:, w - cw:], -1)]), CORNER, interpolation=area)
-    tl, br = corners[..., 0], corners[..., 1]
     merged = cv2.resize(cv2.merge(colours), COLOUR, interpolation=area)
-    cols = [merged[..., k] for k in range(len(colours))]
-    out = [np.concatenate([grid.ravel(), tl.ravel(), br.ravel()] + [c.ravel() for c in cols]),
-           np.concatenate([grid[::-1, ::-1].ravel(), br.ravel(), tl.ravel()] + [c[::-1, ::-1].ravel() for c in cols])]
-    return np.stack(out).astype(np.float32)
+    # Written into their places in the two rows (upright, turned): no concatenated copies.
+    out = np.empty((2, FEATURES), np.float32)
+    n_grid, n_corner = GRID[0] * GRID[1], CORNER[0] * CORNER[1]
+    for row, (g_map, cols) in enumerate(((grid, merged), (grid[::-1, ::-1], merged[::-1, ::-1]))):
+        out[row, :n_grid] = g_map.ravel()
+        # the upright card's top-left corner then its bottom right; the turned card's the other way
+        out[row, n_grid:n_grid + 2 * n_corner].reshape(2, CORNER[1], CORNER[0])[:] = \
+            corners.transpose(2, 0, 1)[::1 if row == 0 else -1]
+        out[row, n_grid + 2 * n_corner:].reshape(len(colours), COLOUR[1], COLOUR[0])[:] = cols.transpose(2, 0, 1)
+    return out
 
 
 def index_maps(card: np.ndarray, ink: np.ndarray, white: np.ndarray, boxes=(None, None)) -> np.ndarray:

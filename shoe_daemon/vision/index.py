@@ -145,10 +145,18 @@ def _ink_red(card_part: np.ndarray, white: np.ndarray, weight: np.ndarray) -> tu
     # Each channel against its white as a plane of its own (the same floats as the BGR image's
     # at once; numpy's work on whole planes is several times quicker than on every third float).
     inv = 1.0 / white
-    b, g, r = (plane.astype(np.float32) * inv[k] for k, plane in enumerate(cv2.split(card_part)))
+    b, g, r = (scaled(plane, inv[k]) for k, plane in enumerate(cv2.split(card_part)))
     red = r - np.maximum(g, b)
     ink = 1.0 - np.minimum(np.minimum(b, g), r)
     return weight * ink, weight * red
+
+
+def scaled(plane: np.ndarray, factor: np.float32) -> np.ndarray:
+    """``plane.astype(np.float32) * factor`` of a uint8 ``plane`` by OpenCV: the same floats (each
+    product of a byte and the float32 ``factor`` is rounded once either way), ~3x sooner."""
+    if plane.ndim != 2 or not plane.size:
+        return plane.astype(np.float32) * factor
+    return cv2.multiply(plane, 1.0, scale=float(factor), dtype=cv2.CV_32F)
 
 
 @dataclass
@@ -220,10 +228,22 @@ def _binarise(ink: np.ndarray, faint: bool = False, scale: float = 1.0) -> np.nd
     # Long straight lines are no glyph: a picture's frame, felt along a misfitted edge. "Long" is
     # longer than any glyph of an index of this scale (a jumbo "1" is a straight line 45 px long).
     vlen, hlen = int(ROI_H * 0.42 * scale), int(ROI_W * 0.6 * scale)
-    vert = cv2.morphologyEx(binary, cv2.MORPH_OPEN, _line(1, vlen))
-    horiz = cv2.morphologyEx(binary, cv2.MORPH_OPEN, _line(hlen, 1))
-    lines = cv2.dilate(vert | horiz, _SQUARE3)
+    vert, horiz = _opened(binary, _line(1, vlen)), _opened(binary, _line(hlen, 1))
+    if vert is None and horiz is None:      # no long line (most corners): nothing to take out
+        return binary
+    lines = vert if horiz is None else horiz if vert is None else vert | horiz
+    lines = cv2.dilate(lines, _SQUARE3)
     return binary & (1 - lines)
+
+
+def _opened(binary: np.ndarray, line: np.ndarray) -> np.ndarray | None:
+    """``cv2.morphologyEx(binary, cv2.MORPH_OPEN, line)``, or None where that is all 0. An opening
+    is an erosion, then a dilation: a corner with no line as long as ``line`` erodes to nothing,
+    and its dilation (half the work) is not needed."""
+    eroded = cv2.erode(binary, line)
+    if not cv2.countNonZero(eroded):
+        return None
+    return cv2.dilate(eroded, line)
 
 
 @lru_cache(maxsize=32)

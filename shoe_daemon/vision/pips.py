@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from shoe_daemon.vision.index import CH, CW, Blob, share
+from shoe_daemon.vision.index import CH, CW, Blob, scaled, share
 
 X0, X1 = int(0.1 * CW), int(0.9 * CW)
 Y0, Y1 = int(0.035 * CH), int(0.965 * CH)
@@ -66,7 +66,7 @@ def _planes(part: np.ndarray, white: np.ndarray) -> tuple[np.ndarray, np.ndarray
     float32 planes: the same floats as the image's at once, and numpy works on whole planes
     several times sooner than on every third float."""
     inv = 1.0 / white
-    return tuple(part[..., k].astype(np.float32) * inv[k] for k in range(3))
+    return tuple(scaled(part[..., k], inv[k]) for k in range(3))
 
 
 def _coloured(part: np.ndarray, white: np.ndarray) -> np.ndarray:

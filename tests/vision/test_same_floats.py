@@ -82,3 +82,51 @@ def test_back_texture_counts_the_ninths_as_before():
         want = (f"card back (ink all over: {dense:.2f})" if dense > 0.85 else
                 f"card back (fine pattern everywhere: edge density >= {least:.2f})" if least > 0.42 else None)
         assert pips.back_texture(ink) == want
+
+
+def test_binarise_takes_out_long_lines_as_two_openings_did():
+    """A corner's long straight lines are taken out by two openings; one that erodes to nothing
+    is not dilated, and with neither a line the mask is as thresholded: the same mask."""
+
+    def formula(ink, faint=False, scale=1.0):
+        hi = float(ink.max())
+        if hi < 0.3:
+            return np.zeros(ink.shape, np.uint8), False
+        thr = max(0.25, min(0.5, 0.5 * hi))
+        if faint:
+            thr = max(0.22, 0.5 * thr)
+        binary = (ink > thr).view(np.uint8)
+        vlen, hlen = int(index.ROI_H * 0.42 * scale), int(index.ROI_W * 0.6 * scale)
+        vert = cv2.morphologyEx(binary, cv2.MORPH_OPEN, index._line(1, vlen))
+        horiz = cv2.morphologyEx(binary, cv2.MORPH_OPEN, index._line(hlen, 1))
+        return binary & (1 - cv2.dilate(vert | horiz, np.ones((3, 3), np.uint8))), bool((vert | horiz).any())
+
+    rng = np.random.default_rng(880125)
+    seen = set()
+    for k in range(300):
+        scale = (1.0, 2.0, 0.6)[k % 3]
+        w, h = index.roi_size(scale)
+        ink = cv2.GaussianBlur(rng.random((h, w), dtype=np.float32), (0, 0), 1.5) * np.float32(rng.uniform(0.2, 2.0))
+        for _ in range(int(rng.integers(0, 3))):     # lines, some of them reaching the corner's edges
+            x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
+            if rng.random() < 0.5:
+                ink[y:y + int(rng.integers(5, h)), x:x + 2] = 1.0
+            else:
+                ink[y:y + 2, x:x + int(rng.integers(5, w))] = 1.0
+        want, lines = formula(ink, k % 2 == 1, scale)
+        got = index._binarise(ink, k % 2 == 1, scale)
+        assert got.dtype == np.uint8 and got.tobytes() == want.tobytes(), k
+        seen.add(lines)
+    assert seen == {True, False}     # corners with long lines and without
+
+
+def test_scaled_planes_are_numpys_products_to_the_bit():
+    rng = np.random.default_rng(880126)
+    every_byte = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    card = rng.integers(0, 256, (index.CH, index.CW, 3), dtype=np.uint8)
+    for _ in range(300):
+        factor = (1.0 / np.maximum(np.float32([rng.uniform(1.0, 300.0)]), 1.0)).astype(np.float32)[0]
+        for plane in (every_byte, card[..., 1], card[10:50:2, 7:90:2, 2], card[0, :, 0], card[:0, :, 0]):
+            want = plane.astype(np.float32) * factor
+            got = index.scaled(plane, factor)
+            assert got.dtype == np.float32 and got.shape == want.shape and got.tobytes() == want.tobytes()
