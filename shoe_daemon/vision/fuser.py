@@ -108,8 +108,12 @@ class CardFuser:
             tr = self.tracks[ti]
             c = result.cards[ci]
             if d > self.move_tolerance * tr.width or c.zone != tr.last.zone:
-                # Still moving (being dealt or slid into place): start over.
-                tr.seen, tr.votes, tr.decided = 1, [], None
+                # Still moving (being dealt or slid into place): start over. A card decided stays
+                # decided in its zone: slid, or half under a hand for a frame (its outline's centre
+                # jumps), it is still that card (own seed 881715, layout 25: a TH decided twice).
+                tr.seen, tr.votes = 1, []
+                if c.zone != tr.last.zone:
+                    tr.decided = None
             else:
                 tr.seen += 1
             tr.centre, tr.width, tr.last, tr.missed = c.centre, c.width, c, 0
