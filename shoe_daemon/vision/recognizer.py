@@ -78,11 +78,9 @@ FACE_MIN_PAPER = 0.2
 # A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
 # paper: a face-up card's index, reported (``unknown``) even when nothing else of the face reads.
 CLEAR_INDEX = "a whole clear index"
-# What _decide says when a card's two index corners named two ranks (one of them then ignored
-# against the centre, or both kept): a pair-sized outline saying so gives no value
-# (Recognizer._two_side_by_side).
+# What _decide says when one index corner named a rank the centre contradicts (ignored): a
+# pair-sized outline saying so gives no value (Recognizer._two_side_by_side).
 CORNER_AGAINST_CENTRE = "against the centre: ignored"
-CORNERS_DISAGREE = "the two index corners read"
 
 
 @dataclass
@@ -180,17 +178,18 @@ def _sure_only(res):
     return replace(res, value=None, status="unknown", reason=res.reason + "; half of two cards side by side: no value")
 
 
-def _two_ranks_no_value(res):
-    """A pair-sized outline's ``partial`` reading whose two index corners named two ranks, made
-    ``unknown``: its corners are likely two cards' (a TS and the KS half over it, 1.35x the frame's
-    other cards, read T and Q: value 0 from the KS's picture and the Q; own seed 889904,
-    responsive, table stress, frame 58), and their value no card's."""
-    if not isinstance(res, CardResult) or res.status != "partial":
-        return res
-    if CORNER_AGAINST_CENTRE not in res.reason and CORNERS_DISAGREE not in res.reason:
+def _pair_sized_no_value(res):
+    """A pair-sized outline's ``partial`` reading with an index corner ignored against the centre,
+    made ``unknown``: its corners are likely two cards' (a TS and the KS half over it, 1.35x the
+    frame's other cards, read T and Q, the T ignored against the KS's picture: value 0; own seed
+    889904, responsive, table stress, frame 58), and their value no card's. Not corners that
+    named two courts under a picture: a single court's Q read K is the classifier's known slip (a
+    KD 1.22x its frame's cards by perspective, read K and Q, value 0 right; own seed 889944 frame
+    103)."""
+    if not isinstance(res, CardResult) or res.status != "partial" or CORNER_AGAINST_CENTRE not in res.reason:
         return res
     return replace(res, value=None, status="unknown",
-                   reason=res.reason + "; the size of two cards side by side, its corners two ranks: no value")
+                   reason=res.reason + "; the size of two cards side by side, a corner against its centre: no value")
 
 
 def _halves(cand) -> list:
@@ -366,8 +365,8 @@ class Recognizer:
         halves show its blank border and the side of its pips where their indices would be: on own
         seeds 882020-882224 (table stress, and cards laid side by side) no card's halves were two
         faces with one read, and none 1.1x or more its frame's other cards gave two faces.
-        A quadrilateral read ``ok`` or as a back is left alone. One kept as a card at that size whose
-        corners named two ranks gives no value (:func:`_two_ranks_no_value`).
+        A quadrilateral read ``ok`` or as a back is left alone. One kept as a card at that size with an
+        index corner against its centre gives no value (:func:`_pair_sized_no_value`).
         """
         # Sized against the candidates kept as cards and those too large, not what is too small for a
         # card (a 48-px piece of white beside a 128-px 9H and a 116-px 2C made the 9H 1.56x "the
@@ -393,11 +392,11 @@ class Recognizer:
             # of one true card (a 6H, 2D, 4S, 3S and 6C of own seeds 883501-883502, font-peek, table
             # stress: 10 false cards in 600 frames). So two cards that are both unknown stay one.
             if len(faces) < 2 or all(r.status != "ok" for r in faces):
-                # Kept as one card: when its size says two side by side, corners naming two ranks
-                # are the two cards' (the size measured, not guessed: two others or more).
+                # Kept as one card: when its size says two side by side, a corner against the centre
+                # is likely the other card's (the size measured, not guessed: two others or more).
                 if ratio is not None:
                     back, res, dr = outcomes[k]
-                    outcomes[k] = (back, _two_ranks_no_value(res), dr)
+                    outcomes[k] = (back, _pair_sized_no_value(res), dr)
                 continue
             drop.add(k)
             rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
@@ -696,7 +695,7 @@ class Recognizer:
         picks = {int(q.argmax()) for q in ranks}
         agree = len(picks) == 1
         if not agree:
-            reasons.append(f"{CORNERS_DISAGREE} " + " and ".join(sorted(RANKS[i] for i in picks)))
+            reasons.append("the two index corners read " + " and ".join(sorted(RANKS[i] for i in picks)))
         lik = np.ones(13)
         if support is not None:
             lik = np.full(13, 0.05)

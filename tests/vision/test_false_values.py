@@ -18,7 +18,7 @@ def _false(result, frame) -> list:
             if not any(np.hypot(*(np.asarray(r.centre) - t.centre)) < 0.3 * _width(t) for t in frame.face_up)]
 
 
-def test_pair_sized_outline_whose_corners_name_two_ranks_gives_no_value(recognizer):
+def test_pair_sized_outline_with_a_corner_against_its_centre_gives_no_value(recognizer):
     """A TS with the KS half over it (own seed 889904, responsive, table stress, frame 58): one
     133-px outline round both, 1.35x the frame's other cards; its corners read T and Q, the T
     ignored against the KS's picture: `partial` value 0 where no card lies. Now no value."""
@@ -29,24 +29,18 @@ def test_pair_sized_outline_whose_corners_name_two_ranks_gives_no_value(recogniz
     assert all(r.value is None and r.card is None for r in _false(res, f))
 
 
-def test_two_ranks_no_value_only_for_partial_readings_whose_corners_disagree():
-    """The rule itself: a `partial` reading whose corners named two ranks loses its value; one
-    whose corners agreed, an `ok` one, or a rejection stays as it was."""
-    from shoe_daemon.vision.recognizer import (
-        CORNER_AGAINST_CENTRE,
-        CORNERS_DISAGREE,
-        CardResult,
-        _two_ranks_no_value,
-    )
+def test_pair_sized_no_value_only_for_partial_readings_with_a_corner_against_the_centre():
+    """The rule itself: a `partial` reading with a corner ignored against the centre loses its
+    value; one whose corners named two courts under a picture (a KD read K and Q, own seed 889944
+    frame 103), an `ok` one, or a rejection stays as it was."""
+    from shoe_daemon.vision.recognizer import CORNER_AGAINST_CENTRE, CardResult, _pair_sized_no_value
 
     def res(status, reason):
         return CardResult(None, 0, status, 0.99, [[0, 0], [1, 0], [1, 1], [0, 1]], None, reason)
 
-    for why in (f"one index corner read T, {CORNER_AGAINST_CENTRE}", f"{CORNERS_DISAGREE} 9 and T"):
-        out = _two_ranks_no_value(res("partial", "value 0 sure, exact rank not; " + why))
-        assert (out.status, out.value) == ("unknown", None)
-    kept = res("partial", "value 0 sure, exact rank not")
-    assert _two_ranks_no_value(kept) is kept
-    ok = res("ok", f"{CORNERS_DISAGREE} 9 and T")
-    assert _two_ranks_no_value(ok) is ok
-    assert _two_ranks_no_value("no readable index") == "no readable index"
+    out = _pair_sized_no_value(res("partial", f"value 0 sure, exact rank not; one index corner read T, {CORNER_AGAINST_CENTRE}"))
+    assert (out.status, out.value) == ("unknown", None)
+    for kept in (res("partial", "value 0 sure, exact rank not; the two index corners read K and Q"),
+                 res("ok", f"one index corner read T, {CORNER_AGAINST_CENTRE}")):
+        assert _pair_sized_no_value(kept) is kept
+    assert _pair_sized_no_value("no readable index") == "no readable index"
