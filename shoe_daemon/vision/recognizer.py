@@ -78,6 +78,9 @@ FACE_MIN_PAPER = 0.2
 # A corner whose rank and suit are each clearly a glyph ("not a glyph" <= RETRY_REJECT), in clean
 # paper: a face-up card's index, reported (``unknown``) even when nothing else of the face reads.
 CLEAR_INDEX = "a whole clear index"
+# What _decide says when one index corner named a rank the centre contradicts (ignored): a
+# pair-sized outline saying so gives no value (Recognizer._two_side_by_side).
+CORNER_AGAINST_CENTRE = "against the centre: ignored"
 
 
 @dataclass
@@ -173,6 +176,20 @@ def _sure_only(res):
     if not isinstance(res, CardResult) or res.status != "partial":
         return res
     return replace(res, value=None, status="unknown", reason=res.reason + "; half of two cards side by side: no value")
+
+
+def _pair_sized_no_value(res):
+    """A pair-sized outline's ``partial`` reading with an index corner ignored against the centre,
+    made ``unknown``: its corners are likely two cards' (a TS and the KS half over it, 1.35x the
+    frame's other cards, read T and Q, the T ignored against the KS's picture: value 0; own seed
+    889904, responsive, table stress, frame 58), and their value no card's. Not corners that
+    named two courts under a picture: a single court's Q read K is the classifier's known slip (a
+    KD 1.22x its frame's cards by perspective, read K and Q, value 0 right; own seed 889944 frame
+    103)."""
+    if not isinstance(res, CardResult) or res.status != "partial" or CORNER_AGAINST_CENTRE not in res.reason:
+        return res
+    return replace(res, value=None, status="unknown",
+                   reason=res.reason + "; the size of two cards side by side, a corner against its centre: no value")
 
 
 def _halves(cand) -> list:
@@ -348,7 +365,8 @@ class Recognizer:
         halves show its blank border and the side of its pips where their indices would be: on own
         seeds 882020-882224 (table stress, and cards laid side by side) no card's halves were two
         faces with one read, and none 1.1x or more its frame's other cards gave two faces.
-        A quadrilateral read ``ok`` or as a back is left alone.
+        A quadrilateral read ``ok`` or as a back is left alone. One kept as a card at that size with an
+        index corner against its centre gives no value (:func:`_pair_sized_no_value`).
         """
         # Sized against the candidates kept as cards and those too large, not what is too small for a
         # card (a 48-px piece of white beside a 128-px 9H and a 116-px 2C made the 9H 1.56x "the
@@ -369,13 +387,16 @@ class Recognizer:
             halves = _halves(c)
             read = self._read_cards(frame_bgr, halves, zones)[0]
             faces = [res for back, res, _dr in read if not back and isinstance(res, CardResult)]
-            if len(faces) < 2:
-                continue
             # One half read ok, whatever the size: a single card's halves are faces often enough (its
             # pips turn half round into themselves) that two `unknown` halves made two false cards
             # of one true card (a 6H, 2D, 4S, 3S and 6C of own seeds 883501-883502, font-peek, table
             # stress: 10 false cards in 600 frames). So two cards that are both unknown stay one.
-            if all(r.status != "ok" for r in faces):
+            if len(faces) < 2 or all(r.status != "ok" for r in faces):
+                # Kept as one card: when its size says two side by side, a corner against the centre
+                # is likely the other card's (the size measured, not guessed: two others or more).
+                if ratio is not None:
+                    back, res, dr = outcomes[k]
+                    outcomes[k] = (back, _pair_sized_no_value(res), dr)
                 continue
             drop.add(k)
             rejected.append((np.round(c.quad, 1).tolist(), "two cards side by side: read as its halves"))
@@ -654,7 +675,7 @@ class Recognizer:
             keep = [q for q in ranks if int(q.argmax()) in support]
             if len(keep) == 1 and int(ranks[0].argmax()) != int(ranks[1].argmax()):
                 bad = 0 if int(ranks[0].argmax()) not in support else 1
-                reasons.append(f"one index corner read {RANKS[int(ranks[bad].argmax())]}, against the centre: ignored")
+                reasons.append(f"one index corner read {RANKS[int(ranks[bad].argmax())]}, {CORNER_AGAINST_CENTRE}")
                 # All of that corner goes: its suit pip and ink colour were read from the same
                 # misplaced or half-hidden blobs.
                 ranks, suits, reds, doubts = ([x for i, x in enumerate(v) if i != bad] for v in (ranks, suits, reds, doubts))
