@@ -60,7 +60,7 @@ class RestTally:
     false_value: int = 0
     false_none: int = 0
     twice: int = 0
-    twice_no_recall: int = 0     # the same frames fused with recall_frames = 0 (before session 15)
+    twice_no_recall: int = 0     # the same frames fused with recall_frames = 0
 
     def row(self, label: str) -> str:
         n = self.cards
@@ -158,8 +158,7 @@ def render(results: dict, elapsed: float, argv: list[str]) -> str:
             setattr(total, name, getattr(total, name) + getattr(t, name))
     lines += ["", f"Over every case: {total.cards} cards; a wrong card decided {total.ok_wrong}, a wrong value "
               f"{total.unsure_value_wrong}; false decisions {total.false_value} with a value and {total.false_none} "
-              f"without; decided twice {total.twice} ({total.twice_no_recall} with `recall_frames = 0`, the fuser "
-              "before session 15)."]  # fmt: skip
+              f"without; decided twice {total.twice} ({total.twice_no_recall} with `recall_frames = 0`)."]  # fmt: skip
     return "\n".join(lines)
 
 

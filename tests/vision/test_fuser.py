@@ -74,8 +74,7 @@ def test_two_cards_and_a_card_taken_away():
 
 def test_a_decided_card_hidden_for_a_moment_is_not_decided_again():
     """A hand over a decided card for longer than lost_frames: when it shows again it is the same
-    card (bench.camera_rest saw 4 cards of 2,494 decided twice; the core would take the second
-    decision for the zone's next card)."""
+    card (the core would take a second decision for the zone's next card)."""
     f = CardFuser(settle_frames=2, min_votes=3, lost_frames=5, recall_frames=15)
     out = []
     for _ in range(6):
