@@ -542,6 +542,15 @@ def write_report(path: Path, section: str) -> None:
     path.write_text(new)
 
 
+def print_or_write(report: str, path: Path | None) -> None:
+    """Write the report into ``path``'s section if given, else print it."""
+    if path:
+        write_report(path, report)
+        print(f"wrote {path}")
+    else:
+        print(report)
+
+
 def _selected(key: str, only) -> bool:
     from fnmatch import fnmatch
 
@@ -644,12 +653,8 @@ def main(argv: list[str] | None = None) -> int:
             "cpu": cpu_model(), "reference_ms": host_reference_ms() if lats else None}  # fmt: skip
     if info["reference_ms"] is not None:
         print(f"host: {info['cpu']}, reference {info['reference_ms']:.2f} ms (shoe_daemon.vision.speed.host_reference_ms)")
-    report = render_report(results, lats, info, time.time() - t_start, argv, args.heading, conditions)
-    if args.report:
-        write_report(args.report, report)
-        print(f"wrote {args.report}")
-    else:
-        print(report)
+    print_or_write(render_report(results, lats, info, time.time() - t_start, argv, args.heading, conditions),
+                   args.report)
     return 0
 
 

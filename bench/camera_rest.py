@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.camera import DESIGNS, _decks, _models, _pct, enrolled_path, write_report
+from bench.camera import DESIGNS, _decks, _models, _pct, enrolled_path, print_or_write
 from shoe_daemon.game.cards import RANK_VALUES
 
 SEED = 20261203
@@ -195,12 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{cond:12s} {design:22s} {model:8s} {t.cards:4d} cards: ok {t.ok_right}/{t.ok_wrong} unsure value "
                   f"{t.unsure_value_right}/{t.unsure_value_wrong} unsure {t.unsure} not decided {t.not_decided} "
                   f"false {t.false_value}/{t.false_none} twice {t.twice} (no recall {t.twice_no_recall})", flush=True)  # fmt: skip
-    report = render(results, time.time() - t_start, argv)
-    if args.report:
-        write_report(args.report, report)
-        print(f"wrote {args.report}")
-    else:
-        print(report)
+    print_or_write(render(results, time.time() - t_start, argv), args.report)
     return 0
 
 
