@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
@@ -490,60 +491,134 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     process reads them while the later passes run. A card given early may still be dropped later
     (inside another card).
     """
+    s, contours = _card_regions(frame)
+    pending = _first_pass(s, contours, early)
+    _look_inside(s, pending)
+    s.found.extend(_dim_cards(s.white, s.thr, s.found, s.w, s.h, s.min_area, s.max_area, s.mask))
+    s.short = card_size(s.found)
+    if s.short:
+        _split_too_large(s)
+        _cards_from_corners(s)
+    found = _join_pieces(_drop_two_in_one(s.found, s.rejected))
+    found = _drop_parts(found, s.rejected)
+    return _drop_inside_another(found, s.rejected), s.rejected
+
+
+# --------------------------------------------------------------------------- find_cards' steps
+
+
+@dataclass
+class _Search:
+    """One frame's card search (:func:`find_cards`): the frame, its whiteness ``white``, the card
+    threshold ``thr`` and the mask it gives, the areas a card's region may have, and what the steps
+    have found so far.
+
+    ``found``: the cards so far. ``rejected``: the shapes that are no card, with why. ``merged``: the
+    regions that were no card's shape (outline, index in ``rejected``, or -1 when cards were found
+    inside). ``outline``: the first pass's cards' regions' outlines (by ``id`` of the card). ``felt``:
+    the felt's colour, measured when first needed. ``short``: the frame's card size (:func:`card_size`).
+    """
+
+    frame: np.ndarray
+    white: np.ndarray
+    thr: float
+    mask: np.ndarray
+    w: int
+    h: int
+    min_area: float
+    max_area: float
+    found: list[Candidate] = field(default_factory=list)
+    rejected: list[tuple[np.ndarray, str]] = field(default_factory=list)
+    merged: list[tuple[np.ndarray, int]] = field(default_factory=list)
+    outline: dict[int, np.ndarray] = field(default_factory=dict)
+    felt: np.ndarray | None = None
+    short: float | None = None
+
+    def known_felt(self) -> np.ndarray:
+        """The felt's colour, measured now if not yet."""
+        if self.felt is None:
+            self.felt = felt_colour(self.frame)
+        return self.felt
+
+    def is_piece(self, quad: np.ndarray) -> bool:
+        """For the corner search: is ``quad`` a part of a larger card?"""
+        return piece_of_larger(self.white, quad, self.short)
+
+
+def _card_regions(frame: np.ndarray) -> tuple[_Search, list[np.ndarray]]:
+    """The frame's card-white mask (whiteness over the frame's card threshold) and its regions'
+    outer outlines."""
     h, w = frame.shape[:2]
     white = whiteness(frame)
     thr = card_threshold(cv2.resize(white, (w // 4, h // 4), interpolation=cv2.INTER_AREA))
     mask = cv2.threshold(white, thr, 1, cv2.THRESH_BINARY)[1]
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    found: list[Candidate] = []
-    rejected: list[tuple[np.ndarray, str]] = []
     min_area = MIN_CARD_SHORT * MIN_CARD_SHORT * 1.2 * MIN_FILL
     max_area = MAX_CARD_LONG * MAX_CARD_LONG / 1.2
-    felt = None
-    merged: list[tuple[np.ndarray, int]] = []    # rejected regions (outline, index in rejected)
+    return _Search(frame, white, thr, mask, w, h, min_area, max_area), contours
+
+
+def _first_pass(s: _Search, contours: list[np.ndarray], early: Callable[[Candidate | None], Any] | None,
+                ) -> list[tuple[np.ndarray, float, np.ndarray, str]]:  # fmt: skip
+    """The regions of a card's area and shape, as cards (each given to ``early`` as it is found,
+    then None); the others of a card's area as (outline, area, shape, why not a card)."""
     pending = []
-    outline = {}        # the first pass's cards: their regions' outlines
     for c in contours:
         area = cv2.contourArea(c)
-        if area < min_area or area > max_area * 1.3:
+        if area < s.min_area or area > s.max_area * 1.3:
             continue
-        cand, shape, why = check_outline(c, area, w, h)
+        cand, shape, why = check_outline(c, area, s.w, s.h)
         if cand is not None:
-            found.append(cand)
-            outline[id(cand)] = c
+            s.found.append(cand)
+            s.outline[id(cand)] = c
             if early is not None:
                 early(cand)
         else:
             pending.append((c, area, shape, why))
     if early is not None:
         early(None)
+    return pending
+
+
+def _look_inside(s: _Search, pending: list[tuple[np.ndarray, float, np.ndarray, str]]) -> None:
+    """Cards inside the regions of the first pass that are no card but could hold one; the
+    others are rejected. Each goes to ``s.merged``."""
     # A region too small to hold a card of the size of the frame's cards (a chip's white ring) is
     # not looked into: the recogniser drops a card under CARD_MIN_SIZE (0.6) of the others' size.
-    med = median_size(found)
+    med = median_size(s.found)
     floor = RETRY_MIN_SIZE * med if med is not None else 0.0
     for c, area, shape, why in pending:
         (_, _), (rw, rh), _ = cv2.minAreaRect(c)
         # Something card-sized or larger that is no card: cards merged with a hand, a cuff, glare
         # or each other? Look inside at a stricter threshold ("out of frame" is a card, cut).
         if why != "out of frame" and min(rw, rh) >= RETRY_MIN_SHORT and math.sqrt(rw * rh) >= floor:
-            inner = _split(white, c, thr, w, h, min_area, max_area)
-            if not inner:
-                if felt is None:
-                    felt = felt_colour(frame)
-                inner = [q for q in hull_card(frame, c, area, felt, w, h)
-                         if not inside_pattern(frame, mask, q.quad, felt)]
-            if inner and med is not None:
-                felt = felt_colour(frame) if felt is None else felt
-                inner = [q for q in inner if math.sqrt(_area(q)) >= HAND_PART_SIZE * med
-                         or not hand_along_side(frame, mask, q.quad, felt)]
+            inner = _cards_inside(s, c, area, med)
             if inner:
-                found.extend(inner)
-                merged.append((c, -1))      # the region may hold more cards than these
+                s.found.extend(inner)
+                s.merged.append((c, -1))      # the region may hold more cards than these
                 continue
-        rejected.append((shape, why))
-        merged.append((c, len(rejected) - 1))
-    found.extend(_dim_cards(white, thr, found, w, h, min_area, max_area, mask))
-    short = card_size(found)
+        s.rejected.append((shape, why))
+        s.merged.append((c, len(s.rejected) - 1))
+
+
+def _cards_inside(s: _Search, c: np.ndarray, area: float, med: float | None) -> list[Candidate]:
+    """The cards in a region that is no card: at a stricter threshold, else its convex hull; less a
+    small one with a hand along a side (among cards of size ``med``)."""
+    inner = _split(s.white, c, s.thr, s.w, s.h, s.min_area, s.max_area)
+    if not inner:
+        felt = s.known_felt()
+        inner = [q for q in hull_card(s.frame, c, area, felt, s.w, s.h)
+                 if not inside_pattern(s.frame, s.mask, q.quad, felt)]
+    if inner and med is not None:
+        felt = s.known_felt()
+        inner = [q for q in inner if math.sqrt(_area(q)) >= HAND_PART_SIZE * med
+                 or not hand_along_side(s.frame, s.mask, q.quad, felt)]
+    return inner
+
+
+def _split_too_large(s: _Search) -> None:
+    """A first-pass card too large for one (or larger than the frame's card size with felt in a
+    corner) gives way to the cards found from its corners, when there are any."""
     # A "card" the recogniser drops as too large (three or more candidates) is a region still
     # unexplained too: two or more cards touching or overlapping whose outline was fitted with one
     # quadrilateral (a TD and an AH touching, own seed 881300, cardsJS, table stress, frame 101:
@@ -553,61 +628,78 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
     # 59-px piece), or two cards long side to long side, which the recogniser reads as its halves.
     # So is one larger than the frame's card size with felt in a corner (felt_in_corner), however few
     # candidates there are.
-    med = median_size(found)
-
-    def is_piece(quad: np.ndarray) -> bool:    # for the corner search: a part of a larger card?
-        return piece_of_larger(white, quad, short)
-
-    if short and felt is None and any(short_side(c.quad) >= FELT_CORNER_SIZE * short for c in found):
-        felt = felt_colour(frame)
-    large = [(cand, outline[id(cand)]) for cand in found
-             if id(cand) in outline and cand.agree < CLEAN_AGREE
-             and (med is not None and too_large(cand, med) or felt_in_corner(frame, felt, cand, short))] if short else []
+    short = s.short
+    med = median_size(s.found)
+    if s.felt is None and any(short_side(c.quad) >= FELT_CORNER_SIZE * short for c in s.found):
+        s.felt = felt_colour(s.frame)
+    large = [(cand, s.outline[id(cand)]) for cand in s.found
+             if id(cand) in s.outline and cand.agree < CLEAN_AGREE
+             and (med is not None and too_large(cand, med) or felt_in_corner(s.frame, s.felt, cand, short))]
     for cand, c in large:
         # Cards of the frame's other cards' size (TWO_MIN_INNER of their median, as in _holds_two):
         # the frame's card size may be set too small by a misfit card (a 49-px AS of 77 px made
         # 55-px pieces of a 78-px AH; own seed 881802, font-peek, frame 84).
-        others = [math.sqrt(_area(o)) for o in found if o is not cand]
+        others = [math.sqrt(_area(o)) for o in s.found if o is not cand]
         least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
-        inner = [q for q in _not_two_ends(corner_cards(c, mask, short, w, h, frame, felt, piece=is_piece), white, short)
+        cards = corner_cards(c, s.mask, short, s.w, s.h, s.frame, s.felt, piece=s.is_piece)
+        inner = [q for q in _not_two_ends(cards, s.white, short)
                  if math.sqrt(_area(q)) >= least
                  and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
-                             for o in found)]  # fmt: skip
+                             for o in s.found)]  # fmt: skip
         if inner:
-            found = [o for o in found if o is not cand] + inner
-            rejected.append((cand.quad, TOO_LARGE_SPLIT))
+            s.found = [o for o in s.found if o is not cand] + inner
+            s.rejected.append((cand.quad, TOO_LARGE_SPLIT))
+
+
+def _cards_from_corners(s: _Search) -> None:
+    """Cards from the visible corners of the regions that were no card: a rejected region that
+    gives any is no longer rejected."""
     # Regions still unexplained: cards touching, overlapping or cut by a hand, found from their
     # visible corners at the size of the frame's other cards.
-    if short and merged:
-        gone = set()
-        for c, k in merged:
-            # Smaller than a card: half a card beside a sleeve, at most.
-            area = cv2.contourArea(c)
-            if area < COVER_MIN_WHITE * 0.8 * short * short * CARD_RATIO:
-                continue
-            cards = corner_cards(c, mask, short, w, h, frame, felt, area < 0.8 * short * short * CARD_RATIO,
-                                 piece=is_piece)
-            inner = [q for q in _not_two_ends(cards, white, short)
-                     if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in found)]
-            if inner:
-                felt = felt_colour(frame) if felt is None else felt
-                inner = [q for q in inner if not piece_beside_hand(
-                    frame, white, mask, q.quad, short, felt, [o.quad for o in found + inner if o is not q])]
-            if inner:
-                found.extend(inner)
-                gone.add(k)
-        rejected = [r for k, r in enumerate(rejected) if k not in gone]
+    if not s.merged:
+        return
+    short = s.short
+    gone = set()
+    for c, k in s.merged:
+        # Smaller than a card: half a card beside a sleeve, at most.
+        area = cv2.contourArea(c)
+        if area < COVER_MIN_WHITE * 0.8 * short * short * CARD_RATIO:
+            continue
+        cards = corner_cards(c, s.mask, short, s.w, s.h, s.frame, s.felt, area < 0.8 * short * short * CARD_RATIO,
+                             piece=s.is_piece)
+        inner = [q for q in _not_two_ends(cards, s.white, short)
+                 if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in s.found)]
+        if inner:
+            felt = s.known_felt()
+            inner = [q for q in inner if not piece_beside_hand(
+                s.frame, s.white, s.mask, q.quad, short, felt, [o.quad for o in s.found + inner if o is not q])]
+        if inner:
+            s.found.extend(inner)
+            gone.add(k)
+    s.rejected = [r for k, r in enumerate(s.rejected) if k not in gone]
+
+
+def _drop_two_in_one(found: list[Candidate], rejected: list[tuple[np.ndarray, str]]) -> list[Candidate]:
+    """``found`` less the quadrilaterals that hold two of its cards (to ``rejected``)."""
     # A quadrilateral that holds two cards (each card-wide, their centres apart) is those two
     # cards' outline, not a card: two cards half one under the other made one 188x130-px "card"
     # (own seed 884010, table stress, frame 104) that hid both.
     two = [cand for cand in found if _holds_two(cand, found)]
     rejected += [(cand.quad, "two cards in one outline") for cand in two]
-    found = _join_pieces([cand for cand in found if not any(cand is t for t in two)])
+    return [cand for cand in found if not any(cand is t for t in two)]
+
+
+def _drop_parts(found: list[Candidate], rejected: list[tuple[np.ndarray, str]]) -> list[Candidate]:
+    """``found`` less the parts of larger cards left unjoined (to ``rejected``)."""
     # A part of a larger card (its whole no card of the corner search's sizes), not joined with
     # another piece of it, is no card: the left end of an 83-px 2D lying across, its whole refitted
     # 1.31x the frame's 67-px card size, was reported `unknown` (own seed 889804, font-peek, frame 78).
     rejected += [(cand.quad, "part of a larger card") for cand in found if cand.part]
-    found = [cand for cand in found if not cand.part]
+    return [cand for cand in found if not cand.part]
+
+
+def _drop_inside_another(found: list[Candidate], rejected: list[tuple[np.ndarray, str]]) -> list[Candidate]:
+    """``found`` less each card whose centre lies inside a larger one (to ``rejected``)."""
     # Cards lie side by side, never one inside another: a quadrilateral within a larger one is a
     # part of that card's face (a picture's white), found when its outline was split.
     keep = []
@@ -620,4 +712,4 @@ def find_cards(frame: np.ndarray, early: Callable[[Candidate | None], Any] | Non
             rejected.append((cand.quad, "inside another card"))
         else:
             keep.append(cand)
-    return keep, rejected
+    return keep

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -199,14 +200,52 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     seam)? Such a hypothesis gives way to a larger one of the same place that holds it
     (:func:`_wholes_round`).
     """
-    long_ = short * CARD_RATIO
-    bright = mask
     if hidden_only:
         if frame is None:
             return []
         felt = felt_colour(frame) if felt is None else felt
-        if not _beside_cover(frame, bright, felt, c):
+        if not _beside_cover(frame, mask, felt, c):
             return []
+    region = _region(c, mask, short)
+    if region is None:
+        return []
+    hyps, maybe = _corner_hypotheses(region, frame is not None, hidden_only)
+    out = _corner_choice(hyps, region.pts, region.tol, short, region.mask, w, h, piece=piece)
+    if out or not maybe:
+        return out
+    felt = felt_colour(frame) if felt is None else felt
+    if not hidden_only and not _beside_cover(frame, mask, felt, c):
+        return out
+    return _cards_under_cover(region, maybe, frame, mask, felt, w, h)
+
+
+# --------------------------------------------------------------------------- corner_cards' steps
+
+
+@dataclass
+class _Region:
+    """A white region as the corner search measures it (:func:`_region`), for cards ``short`` px wide.
+
+    ``c``: its outline; ``mask``: the region with its holes filled (0/1, the frame's size);
+    ``dist``: the distance to its outline, on its box (origin ``off``); ``poly``: its outline
+    simplified; ``pts``: the outline's points (at most about 900); ``tol``: how near the outline a
+    side must lie to run along it; ``bends``: the outline's concave bends.
+    """
+
+    c: np.ndarray
+    short: float
+    mask: np.ndarray
+    dist: np.ndarray
+    off: np.ndarray
+    poly: np.ndarray
+    pts: np.ndarray
+    tol: float
+    bends: np.ndarray
+
+
+def _region(c: np.ndarray, mask: np.ndarray, short: float) -> _Region | None:
+    """The region of outline ``c`` (in the frame's white ``mask``) measured for the corner search;
+    None when its simplified outline has fewer than 4 or more than 48 corners."""
     # The region with its holes filled: a card's pips and picture are not white, but are card.
     mask = np.zeros_like(mask)
     cv2.drawContours(mask, [c], -1, 1, -1)
@@ -219,7 +258,7 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     poly = cv2.approxPolyDP(c, max(2.0, 0.05 * short), True).reshape(-1, 2).astype(np.float64)
     n = len(poly)
     if n < 4 or n > 48:
-        return []
+        return None
     pts = c.reshape(-1, 2).astype(np.float64)
     if len(pts) > 900:
         pts = pts[:: len(pts) // 600]
@@ -231,26 +270,49 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
     orient = np.sign(np.sum(poly[:, 0] * np.roll(poly[:, 1], -1) - np.roll(poly[:, 0], -1) * poly[:, 1]))
     lens = np.linalg.norm(poly - np.roll(poly, 1, axis=0), axis=1) * np.linalg.norm(np.roll(poly, -1, axis=0) - poly, axis=1)
     bends = poly[turn * orient < -0.1 * np.maximum(lens, 1e-9)]     # turning the other way by > ~6 degrees
+    return _Region(c, short, mask, dist, off, poly, pts, tol, bends)
 
-    def inside_bend(quad, cover):
-        # (Under a sleeve, the outline bends where pips meet the sleeve's edge: not another card.)
-        return any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
-                   > 0.1 * short and not (cover is not None and _near(cover, b, 0.05 * short)) for b in bends)
 
+def _inside_bend(region: _Region, quad: np.ndarray, cover: _Cover | None) -> bool:
+    """Does ``quad`` hold one of the region's concave bends (other than one at the ``cover``'s edge)?"""
+    short = region.short
+    # (Under a sleeve, the outline bends where pips meet the sleeve's edge: not another card.)
+    return any(cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(b[0]), float(b[1])), True)
+               > 0.1 * short and not (cover is not None and _near(cover, b, 0.05 * short)) for b in region.bends)
+
+
+def _convex_corner(region: _Region, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float] | None:
+    """The outline's ``i``-th corner as (point, unit vectors along its two sides, the sides' lengths)
+    when it is a card's: both sides long enough, about a right angle, the region inside it."""
+    short, poly, mask = region.short, region.poly, region.mask
+    n = len(poly)
+    p, a, b = poly[i], poly[i - 1], poly[(i + 1) % n]
+    e1, e2 = a - p, b - p
+    l1, l2 = float(np.linalg.norm(e1)), float(np.linalg.norm(e2))
+    if min(l1, l2) < 0.35 * short:
+        return None
+    u1, u2 = e1 / l1, e2 / l2
+    if abs(float(u1 @ u2)) > CORNER_COS:
+        return None
+    # A convex corner: the region is on the inside of the angle.
+    probe = np.round(p + (u1 + u2) * 0.15 * short).astype(int)
+    if not (0 <= probe[0] < mask.shape[1] and 0 <= probe[1] < mask.shape[0]) or not mask[probe[1], probe[0]]:
+        return None
+    return p, u1, u2, l1, l2
+
+
+def _corner_hypotheses(region: _Region, with_frame: bool, hidden_only: bool) -> tuple[list, list]:
+    """Cards placed on the region's corners at a few sizes: ``hyps`` (corners seen, perimeter
+    support, quad) white and along the outline, best first; ``maybe`` (corners seen, quad) half
+    white, perhaps under a sleeve (only ``with_frame``, to look at the rest of them)."""
+    short = region.short
+    long_ = short * CARD_RATIO
     hyps, maybe = [], []
-    for i in range(n):
-        p, a, b = poly[i], poly[i - 1], poly[(i + 1) % n]
-        e1, e2 = a - p, b - p
-        l1, l2 = float(np.linalg.norm(e1)), float(np.linalg.norm(e2))
-        if min(l1, l2) < 0.35 * short:
+    for i in range(len(region.poly)):
+        corner = _convex_corner(region, i)
+        if corner is None:
             continue
-        u1, u2 = e1 / l1, e2 / l2
-        if abs(float(u1 @ u2)) > CORNER_COS:
-            continue
-        # A convex corner: the region is on the inside of the angle.
-        probe = np.round(p + (u1 + u2) * 0.15 * short).astype(int)
-        if not (0 <= probe[0] < mask.shape[1] and 0 <= probe[1] < mask.shape[0]) or not mask[probe[1], probe[0]]:
-            continue
+        p, u1, u2, l1, l2 = corner
         # Cards differ in size across the frame (perspective): a few sizes about the typical one.
         # Too small leaves sides off the outline, too large takes in felt.
         for scale in COVER_SCALES if hidden_only else CORNER_SCALES:
@@ -260,38 +322,41 @@ def corner_cards(c: np.ndarray, mask: np.ndarray, short: float, w: int, h: int, 
                 quad = np.array([p, p + u1 * s1, p + u1 * s1 + u2 * s2, p + u2 * s2])
                 # Its corners where the outline bends: a card's own corners are seen, a
                 # quadrilateral straddling two cards has its corners in the middle of sides.
-                seen = int((np.linalg.norm(poly[None] - quad[:, None], axis=2).min(axis=1) < 0.15 * short).sum())
+                seen = int((np.linalg.norm(region.poly[None] - quad[:, None], axis=2).min(axis=1) < 0.15 * short).sum())
                 if seen < 2:
                     continue
-                fill = _quad_fill(mask, quad)
+                fill = _quad_fill(region.mask, quad)
                 if fill < CORNER_MIN_FILL:
-                    if frame is not None and fill >= COVER_MIN_WHITE and scale in COVER_SCALES:
+                    if with_frame and fill >= COVER_MIN_WHITE and scale in COVER_SCALES:
                         maybe.append((seen, quad))      # under a sleeve? (if no card is found wholly white)
                     continue
-                if hidden_only or inside_bend(quad, None):
+                if hidden_only or _inside_bend(region, quad, None):
                     continue
-                support = _perimeter_support(quad, dist, off, tol)
+                support = _perimeter_support(quad, region.dist, region.off, region.tol)
                 if support >= CORNER_MIN_SUPPORT:
                     hyps.append((seen, support, quad))
     hyps.sort(key=lambda x: (-x[0], -x[1]))
-    out = _corner_choice(hyps, pts, tol, short, mask, w, h, piece=piece)
-    if out or not maybe:
-        return out
-    felt = felt_colour(frame) if felt is None else felt
-    if not hidden_only and not _beside_cover(frame, bright, felt, c):
-        return out
+    return hyps, maybe
+
+
+def _cards_under_cover(region: _Region, maybe: list, frame: np.ndarray, bright: np.ndarray, felt: np.ndarray,
+                       w: int, h: int) -> list[Candidate]:  # fmt: skip
+    """The cards of the half-white hypotheses ``maybe`` whose rest is sleeve or hand (neither white in
+    ``bright`` nor ``felt``), their hidden ends completed."""
+    short = region.short
+    long_ = short * CARD_RATIO
     # A card under the dealer's sleeve or hand: the rest of its quadrilateral is sleeve or hand.
     # (a hypothesis reaches at most half a card, at 1.25x, beyond the white)
-    cover = _Cover(frame, bright, felt, c, 0.8 * long_)
+    cover = _Cover(frame, bright, felt, region.c, 0.8 * long_)
     hyps = []
     for seen, quad in maybe:
-        if _quad_fill(mask, quad, cover) < COVER_MIN_FILL or inside_bend(quad, cover):
+        if _quad_fill(region.mask, quad, cover) < COVER_MIN_FILL or _inside_bend(region, quad, cover):
             continue
-        support = _perimeter_support(quad, dist, off, tol)
+        support = _perimeter_support(quad, region.dist, region.off, region.tol)
         if support >= CORNER_MIN_SUPPORT:
             hyps.append((seen, support, quad))
     hyps.sort(key=lambda x: (-x[0], -x[1]))
-    return _corner_choice(hyps, pts, tol, short, mask, w, h, cover)
+    return _corner_choice(hyps, region.pts, region.tol, short, region.mask, w, h, cover)
 
 
 # A hypothesis this much of whose area lies inside a larger one is held by it.
