@@ -32,6 +32,10 @@ PICTURE_MIDDLE_INK = 0.45
 # Coloured pips are one ink: a four-colour deck's blue diamonds or green clubs are 1.0 in their
 # hue family; the Kennard courts' gold and blue 0.5-0.8 (seed 779 frames, not the benchmark's).
 ONE_INK = 0.9
+# The core of the ink (ink map above this; blurred edges mix with paper and felt) and the
+# saturation above which it counts as coloured, for the "picture" in one ink (picture_in_one_ink).
+INK_CORE = 0.6
+CORE_COLOURED = 0.1
 # A court picture's suit symbol stands alone: at most this share of the box around it (3 px
 # wider) is other ink.
 SYMBOL_RING_INK = 0.1
@@ -98,6 +102,33 @@ def one_ink(part: np.ndarray, white: np.ndarray) -> float:
     return float(fam[:3].max() / fam.sum())
 
 
+def picture_in_one_ink(region: np.ndarray, part: np.ndarray, white: np.ndarray) -> float:
+    """Share of the centre's ink core (``region``: the ink map of ``part``, the centre's pixels) in
+    one hue family (gold, green, blue or purple), black, grey and red counted against it.
+
+    A court picture is printed in several inks, its black outlines and red among them: 0.60 at
+    most on the four-colour Kennard courts, 0.87 on the font decks' pale gold ones (own seeds
+    884060-884070, table stress and stress). A four-colour deck's clubs or diamonds run together
+    by blur are one ink all through, 0.81-1.00: a blurred 9C's green columns of clubs, taken for a
+    picture, let a stray index glyph read a court (value 0; own seed 884000 table stress frame 63).
+    :func:`one_ink` leaves red and black out (it tells pips from a picture's coloured pieces), so
+    it cannot see that a picture has them.
+    """
+    core = region > INK_CORE
+    n = int(np.count_nonzero(core))
+    if n < 20:
+        return 0.0
+    b, g, r = (p[core] for p in _planes(part, white))
+    mx = np.maximum(np.maximum(b, g), r)
+    sat = mx - np.minimum(np.minimum(b, g), r)
+    d = np.maximum(sat, 1e-6)
+    hue = np.where(mx == r, (60 * (g - b) / d) % 360, np.where(mx == g, 60 * (b - r) / d + 120, 60 * (r - g) / d + 240))
+    hue = hue[(sat > CORE_COLOURED) & (hue >= 30) & (hue < 330)]     # red and grey left out
+    if not len(hue):
+        return 0.0
+    return float(np.bincount(np.digitize(hue, [90, 180, 270]), minlength=4).max() / n)
+
+
 def _colour_share(part: np.ndarray, white: np.ndarray, mask: np.ndarray) -> float:
     """Share of the ``mask`` pixels of ``part`` in ink that is neither black/grey nor red."""
     px = part[mask]
@@ -146,6 +177,11 @@ def read_pips(ink: np.ndarray, card: np.ndarray | None = None, white: np.ndarray
     region = ink[Y0:Y1, X0:X1]
     binary = (region > 0.4).view(np.uint8)      # (a mask's bytes are 0 and 1: no copy needed)
     first = _read(binary, card, white)
+    if first.kind == "picture" and card is not None and white is not None:
+        one = picture_in_one_ink(region, card[Y0:Y1, X0:X1], white)
+        if one >= ONE_INK:
+            first = PipReading("unclear", centre_ink=first.centre_ink,
+                               reason=f"a picture all in one ink ({one:.2f}): pips run together?")
     first.index_boxes = index_boxes
     if first.kind == "pips" or first.reason == "no ink in the centre":
         return first

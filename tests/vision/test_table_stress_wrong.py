@@ -70,3 +70,33 @@ def test_a_smeared_court_index_names_no_court(recognizer):
     assert read, "the QS is not in the frame"
     for r in read:
         assert r is None or (r.card in (None, "QS") and r.value in (None, 0)), (r.card, r.value, r.reason)
+
+
+def test_clubs_run_together_are_no_picture(recognizer):
+    """Blurred four-colour clubs merge into green columns taken for a court picture, and a stray
+    glyph then names a court: a 9C read `partial` value 0 (a corner's "9" ignored against the
+    "picture"; own seed 884000 frame 63), an 8C under motion blur likewise (frame 159). A picture
+    all in one ink is no picture: no value now, or the right one."""
+    _require()
+    for frame, code in ((63, "9C"), (159, "8C")):
+        read = _result(recognizer, "kennard-4colour", 884000, frame, code)
+        assert read, f"the {code} is not in frame {frame}"
+        for r in read:
+            assert r is None or (r.card in (None, code) and r.value in (None, int(code[0]))), (frame, r.value, r.reason)
+
+
+def test_a_picture_has_more_than_one_ink():
+    """The rule itself: a centre whose ink core is one green is pips run together; green with the
+    black outlines and red of a court's figure is a picture's."""
+    from shoe_daemon.vision.pips import ONE_INK, picture_in_one_ink
+
+    white = np.array([255.0, 255.0, 255.0], np.float32)
+    part = np.full((60, 60, 3), 255, np.uint8)
+    part[10:50, 10:30] = (30, 140, 20)         # BGR: green clubs run together
+    region = (part.min(axis=2) < 128).astype(np.float32)
+    assert picture_in_one_ink(region, part, white) >= ONE_INK
+    court = part.copy()
+    court[10:50, 30:40] = (20, 20, 20)         # black outlines
+    court[10:50, 40:50] = (40, 30, 200)        # red robes
+    region = (court.min(axis=2) < 128).astype(np.float32)
+    assert picture_in_one_ink(region, court, white) < ONE_INK
