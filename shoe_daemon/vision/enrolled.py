@@ -9,6 +9,8 @@ may only veto, never be overruled into a wrong card. See docs/camera.md, "Enroll
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
@@ -92,10 +94,58 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     quad = np.round(cand.quad, 1).tolist()
     zone = zone_of(zones, cand.quad.mean(axis=0)) if zones else None
     this_deck = dr.match >= deck.min_match
+    agreed = _readers_agree(deck, dr)
+    one_index = _one_clear_index(deck, cand, pip, dr, this_deck, quad, zone)
+    if one_index is not None:
+        return one_index
+    if not this_deck and not agreed:
+        return without_deck(generic, dr)
+    v = _vetoes(pip, generic, dr, pip_suit)
+    shown = _pips_show_deck_suit(pip, pip_suit, dr)
+    centre_names_card = shown and not v.card   # its pip count the deck's rank, its pips the deck's suit
+    need = _card_floor(deck, cand, centre_names_card)
+    sure = this_deck and dr.p_card >= need
+    same = isinstance(generic, CardResult) and generic.card == dr.card
+    v.suit += _suit_by_colour_alone(deck, dr, feats, sure and not same and not agreed, shown)
+    no_face = _no_face(generic, dr, ink, sure, centre_names_card)
+    if no_face is not None:
+        return no_face
+    if not v.every() and (sure or same or agreed):
+        return _deck_card(dr, generic, sure, same, quad, zone)
+    if not this_deck:       # agreed, but the centre or the index says otherwise: as if no deck
+        return without_deck(generic, dr)
+    return _less_than_card(generic, dr, v, sure, need, quad, zone)
+
+
+# ------------------------------------------------------------------ decide's steps
+
+
+@dataclass
+class _Vetoes:
+    """What the generic reading says against the deck's card, each list in the order found:
+    ``value`` another value, ``card`` another card (the centre's rank, the generic reader's card),
+    ``suit`` another suit of the deck's suit's colour."""
+
+    value: list[str] = field(default_factory=list)
+    card: list[str] = field(default_factory=list)
+    suit: list[str] = field(default_factory=list)
+
+    def every(self) -> list[str]:
+        """Every veto once: the card's, the suit's, then the value's."""
+        return list(dict.fromkeys(self.card + self.suit + self.value))
+
+
+def _readers_agree(deck, dr) -> bool:
+    """Whether the generic reader and the deck name one card, each sure enough."""
     # Two readers of their own (index glyphs and centre; the whole face) naming the same card,
     # each sure enough (DeckModel.agree, set by enroll): the card, whatever the likeness.
-    agreed = (deck.agree is not None and dr.generic == dr.card and dr.p_generic >= deck.agree[0]
-              and dr.p_card >= deck.agree[1])  # fmt: skip
+    return (deck.agree is not None and dr.generic == dr.card and dr.p_generic >= deck.agree[0]
+            and dr.p_card >= deck.agree[1])  # fmt: skip
+
+
+def _one_clear_index(deck, cand, pip, dr, this_deck: bool, quad, zone) -> CardResult | None:
+    """The card one clear index names, read alike by the generic reader and the deck's corner
+    model, unless the deck is sure of another card or the centre contradicts its rank; else None."""
     # One clear index, the rest of the card hidden (a sleeve, a hand): the generic reader's and
     # the deck's corner model's readings of that index naming one card, each sure enough
     # (DeckModel.corner_agree, set by enroll), unless the whole-face model is sure of another.
@@ -107,48 +157,60 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
             return CardResult(dr.corner, RANK_VALUES[dr.corner[0]], "ok", min(dr.p_generic, dr.p_corner), quad, zone,
                               f"one clear index: the index ({dr.p_generic:.2f}) and the deck's reading of it "
                               f"({dr.p_corner:.2f}) agree")  # fmt: skip
-    if not this_deck and not agreed:
-        return without_deck(generic, dr)
+    return None
+
+
+def _vetoes(pip, generic: CardResult | str, dr, pip_suit: np.ndarray | None) -> _Vetoes:
+    """The centre's pip count or picture, its pips' suit and the generic reader's card and value,
+    where they contradict the deck's card."""
     rank = dr.card[0]
-    value_vetoes, card_vetoes = [], []
+    v = _Vetoes()
     if pip.kind == "pips":
         seen = RANK_OF_COUNT[pip.count]
         if RANK_VALUES[seen] != dr.value:
-            value_vetoes.append(f"the centre shows {pip.count} pips")
+            v.value.append(f"the centre shows {pip.count} pips")
         if seen != rank:
-            card_vetoes.append(f"the centre shows {pip.count} pips")
+            v.card.append(f"the centre shows {pip.count} pips")
     elif pip.kind == "picture":
         if dr.value != 0:
-            value_vetoes.append("the centre shows a picture")
+            v.value.append("the centre shows a picture")
         if rank not in "JQK":
-            card_vetoes.append("the centre shows a picture")
-    suit_vetoes = []
+            v.card.append("the centre shows a picture")
     if pip.kind == "pips" and pip_suit is not None:
         ps = int(pip_suit.argmax())
         if SUITS[ps] != dr.card[1] and (SUITS[ps] in "HD") == (dr.card[1] in "HD") and pip_suit[ps] >= PIP_SUIT_VETO:
-            suit_vetoes.append(f"the centre's pips read {SUITS[ps]} ({pip_suit[ps]:.2f})")
+            v.suit.append(f"the centre's pips read {SUITS[ps]} ({pip_suit[ps]:.2f})")
     if isinstance(generic, CardResult):
         if generic.value is not None and generic.value != dr.value:
-            value_vetoes.append(f"the index reads value {generic.value}")
+            v.value.append(f"the index reads value {generic.value}")
         if generic.card is not None and generic.card != dr.card:
-            card_vetoes.append(f"the index reads {generic.card}")
+            v.card.append(f"the index reads {generic.card}")
+    return v
+
+
+def _pips_show_deck_suit(pip, pip_suit: np.ndarray | None, dr) -> bool:
+    """Whether the centre's pips are surely (PIP_SUIT_VETO) of the deck's suit."""
+    return pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
+
+
+def _suit_by_colour_alone(deck, dr, feats: np.ndarray | None, deck_alone: bool, shown: bool) -> list[str]:
+    """A suit veto (a list of it, or none) where the deck alone decides (``deck_alone``) and only
+    the colour of the features ``feats`` names the suit, unless the centre's pips show it (``shown``)."""
     # A four-colour deck tells spades from green clubs, hearts from blue diamonds, by colour;
     # where the deck alone decides and only the colour does (read with its colour maps faded,
     # the card is the other suit of the pair), a colour cast may have: a motion-blurred 6S's
     # black ink, its white clipped in green (gain 1.29, green 1.2x), read 6C at 0.95 (own seed
     # 889413 table-stress frame 48, kennard-4colour-jumbo; not the benchmark's). Not where the
     # centre's pips show that suit (a 2C whose pips read clubs at 1.00, own seed 885602).
-    shown = pip.kind == "pips" and pip_suit is not None and pip_suit[SUITS.index(dr.card[1])] >= PIP_SUIT_VETO
-    centre_names_card = shown and not card_vetoes   # its pip count the deck's rank, its pips the deck's suit
-    need = _card_floor(deck, cand, centre_names_card)
-    sure = this_deck and dr.p_card >= need
-    same = isinstance(generic, CardResult) and generic.card == dr.card
-    if sure and not same and not agreed and not shown and feats is not None:
+    if deck_alone and not shown and feats is not None:
         faded = deck.read_faded(feats)
-        if faded != dr.card and faded[0] == rank and (faded[1] in "HD") == (dr.card[1] in "HD"):
-            suit_vetoes.append(f"its suit rests on the ink's colour alone (faded: {faded})")
-    card_vetoes += suit_vetoes
-    vetoes = list(dict.fromkeys(card_vetoes + value_vetoes))
+        if faded != dr.card and faded[0] == dr.card[0] and (faded[1] in "HD") == (dr.card[1] in "HD"):
+            return [f"its suit rests on the ink's colour alone (faded: {faded})"]
+    return []
+
+
+def _no_face(generic: CardResult | str, dr, ink: np.ndarray | None, sure: bool, centre_names_card: bool) -> str | None:
+    """Why a sure deck alone is not believed where its card has no pip or picture ink, or None."""
     # Alone (the generic reader saw no face here), the deck is not believed on a card with no
     # pip or picture ink: a back's fine pattern, blurred, read 7H at 0.9997 (likeness 0.29, its
     # inner area 0.77 "paper" and no solid ink; own seed 889002 stress frames 35 and 40,
@@ -159,14 +221,25 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     if (sure and isinstance(generic, str) and not centre_names_card and ink is not None
             and no_face_ink(ink)):
         return f"{generic}; deck: {dr.card} ({dr.p_card:.2f}), but no pip or picture ink: no face"
-    if not vetoes and (sure or same or agreed):
-        conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)
-        why = "" if sure or same else f"the deck ({dr.p_card:.2f}) and the index ({dr.p_generic:.2f}) agree"
-        return CardResult(dr.card, RANK_VALUES[rank], "ok", conf, quad, zone, why)
-    if not this_deck:       # agreed, but the centre or the index says otherwise: as if no deck
-        return without_deck(generic, dr)
+    return None
+
+
+def _deck_card(dr, generic: CardResult | str, sure: bool, same: bool, quad, zone) -> CardResult:
+    """The deck's card, ``ok``: the deck sure of it, the generic reader's card too (``same``), or
+    the two readers agreeing on it."""
+    conf = dr.p_card if sure else generic.confidence if same else min(dr.p_generic, dr.p_card)
+    why = "" if sure or same else f"the deck ({dr.p_card:.2f}) and the index ({dr.p_generic:.2f}) agree"
+    return CardResult(dr.card, RANK_VALUES[dr.card[0]], "ok", conf, quad, zone, why)
+
+
+def _less_than_card(generic: CardResult | str, dr, v: _Vetoes, sure: bool, need: float, quad,
+                    zone) -> CardResult | str:  # fmt: skip
+    """Where the deck's card is vetoed or unsure: no card where the generic reader saw none (but
+    a sure card whose suit alone is vetoed), else its value ``partial`` where that is sure (at
+    ``need``) and not vetoed, else ``unknown``."""
+    vetoes = v.every()
     # A sure deck whose suit alone is vetoed still gives its value, where it gave the card.
-    suit_only = sure and bool(suit_vetoes) and card_vetoes == suit_vetoes
+    suit_only = sure and bool(v.suit) and not v.card
     if isinstance(generic, str) and not suit_only:
         # Neither reading is sure: the generic reader saw no face-up card here, so nothing
         # is reported (a back, a chip or a card under a hand is no card to announce).
@@ -174,7 +247,7 @@ def decide(deck, cand, pip, generic: CardResult | str, dr, zones,
     # The value alone needs what the card needs (a small card the small-card floor: the deck
     # classifier is most overconfident on small, blurred cards; a 70-px peek-index 5C read
     # value 0 at 0.983 under table stress).
-    if not value_vetoes and dr.p_value >= need:
+    if not v.value and dr.p_value >= need:
         return CardResult(None, dr.value, "partial", dr.p_value, quad, zone,
                           f"deck: value {dr.value} sure, card not (best {dr.card} {dr.p_card:.2f})"
                           + ("; " + "; ".join(vetoes) if vetoes else ""))  # fmt: skip

@@ -196,6 +196,64 @@ def _covered(lower: np.ndarray, upper: np.ndarray) -> float:
     return float(inter) / max(height, 1.0) / max(width, 1.0)
 
 
+# ------------------------------------------------------------------ FrameGenerator.frame's steps
+
+
+@dataclass
+class _Table:
+    """A frame's table as it is laid (``FrameGenerator.frame``'s steps share it): ``w``, ``h`` a
+    card's size and ``k``, ``a`` the camera's keystone and rotation (radians), as drawn; ``hom``
+    the camera (table plane, origin at the frame centre, to image); ``boxes`` the Punto and Banco
+    boxes' centres on the table plane, ``zones`` their image polygons; ``placed`` the image
+    polygons of everything flat on the felt (no overlap); ``cards`` the cards laid so far.
+    """
+
+    w: float
+    h: float
+    k: float
+    a: float
+    hom: np.ndarray
+    boxes: dict[str, np.ndarray]
+    zones: list[dict[str, Any]]
+    placed: list[np.ndarray] = field(default_factory=list)
+    cards: list[TrueCard] = field(default_factory=list)
+
+    def card_quad(self, pos: np.ndarray, theta: float) -> np.ndarray:
+        """The image quad of a card at ``pos`` on the table plane, turned by ``theta``."""
+        centre = np.array([FRAME_W / 2, FRAME_H / 2])
+        corners = np.array([[-self.w / 2, -self.h / 2], [self.w / 2, -self.h / 2], [self.w / 2, self.h / 2],
+                            [-self.w / 2, self.h / 2]])  # fmt: skip
+        return _apply_h(self.hom, corners @ _rot(theta).T + pos + centre)
+
+    def fits(self, quad: np.ndarray, margin: float = 4.0) -> bool:
+        """In the frame, and ``margin`` px clear of everything placed."""
+        if quad[:, 0].min() < 2 or quad[:, 1].min() < 2 or quad[:, 0].max() > FRAME_W - 3 \
+                or quad[:, 1].max() > FRAME_H - 3:
+            return False
+        return not any(_poly_overlap(quad, p, margin) for p in self.placed)
+
+
+def _box_slots(third: dict[str, bool]) -> list[tuple[str, int]]:
+    """The boxes' cards in dealing order, (box, card 0-2): P1 B1 P2 B2, then the third cards ``third`` has."""
+    slots = []
+    for i in range(3):
+        for name in ("punto", "banco"):
+            if i == 2 and not third[name]:
+                continue
+            slots.append((name, i))
+    return slots
+
+
+def _mark_glare_on_index(params: dict[str, Any], targets: list[tuple[TrueCard, np.ndarray]]) -> None:
+    """Mark the cards whose index corner (``targets``) lies under the glare spot, taking its place
+    out of the camera's ``params``."""
+    if "glare_at" in params:
+        gx, gy, sig = params.pop("glare_at")
+        for c, p in targets:
+            if math.hypot(p[0] - gx, p[1] - gy) < sig:
+                c.glare_index = True
+
+
 class FrameGenerator:
     """Seeded overhead frames of a Punto Banco table (see the module doc)."""
 
@@ -220,9 +278,31 @@ class FrameGenerator:
         their own light, noise and hands; ``visible`` shows only the first N dealt cards;
         ``hand`` forces a hand over a card (True) or none (False).
         """
-        cond = self.condition
-        rng = np.random.default_rng([self.seed, index if layout is None else layout, 0x5EED])
+        table_no = index if layout is None else layout
+        rng = np.random.default_rng([self.seed, table_no, 0x5EED])
         rng_cam = np.random.default_rng([self.seed, index, 0xCA3])
+        t = self._table(rng)
+        if not self.condition.empty:
+            self._deal_boxes(t, rng, table_no, list(codes) if codes is not None else None)
+        self._other_cards(t, rng)
+        chips = self._chips(t, rng)
+        cards = t.cards
+        if visible is not None:   # the same table before the later cards land (their places kept)
+            cards = [c for c in cards if c.deal is None or c.deal < visible]
+        hand_at = self._hand_over(rng_cam, cards, t.placed, visible, hand)
+        img, felt = self._render(rng, rng_cam, cards, chips, hand_at, t.w)
+        # Index corners (a little in from the printed top-left and bottom-right): where glare hurts.
+        targets = [(c, c.quad[k] + (c.centre - c.quad[k]) * 0.15) for c in cards if c.code is not None for k in (0, 2)]
+        img, jpeg, params = self._camera(rng_cam, img, t.w, targets)
+        _mark_glare_on_index(params, targets)
+        params.update(card_width=round(t.w, 1), keystone=round(t.k, 3), frame_rotation=round(math.degrees(t.a), 2),
+                      chips=len(chips), hand=hand_at is not None, felt=felt)  # fmt: skip
+        return SynthFrame(img, jpeg, cards, t.zones, params)
+
+    def _table(self, rng: np.random.Generator) -> _Table:
+        """The frame's card size and camera (the table's offset and rotation in the image, then
+        keystone), and the Punto and Banco boxes: an empty table."""
+        cond = self.condition
         w = rng.uniform(*cond.card_width)
         h = w * CARD_ASPECT
         cx, cy = FRAME_W / 2 + rng.uniform(-0.1, 0.1) * w, FRAME_H / 2 + rng.uniform(-0.15, 0.15) * w
@@ -246,113 +326,128 @@ class FrameGenerator:
         for name, bc in boxes.items():
             poly = np.array([[-bw / 2, -bh / 2], [bw / 2, -bh / 2], [bw / 2, bh / 2], [-bw / 2, bh / 2]]) + bc
             zones.append({"name": name, "polygon": np.round(_apply_h(hom, poly + centre), 1).tolist()})
+        return _Table(w, h, k, a, hom, boxes, zones)
 
-        placed: list[np.ndarray] = []   # image polygons of everything flat on the felt (no overlap)
-        cards: list[TrueCard] = []
-        deal = list(codes) if codes is not None else None
-
-        def card_quad(pos, theta):
-            corners = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]])
-            return _apply_h(hom, corners @ _rot(theta).T + pos + centre)
-
-        def fits(quad, margin=4.0):
-            if quad[:, 0].min() < 2 or quad[:, 1].min() < 2 or quad[:, 0].max() > FRAME_W - 3 \
-                    or quad[:, 1].max() > FRAME_H - 3:
-                return False
-            return not any(_poly_overlap(quad, p, margin) for p in placed)
-
-        if not cond.empty:
-            third = {b: rng.random() < cond.third_p for b in boxes}
-            # Touching and overlapping cards draw from their own stream: the rest of the table
-            # is the same as without them.
-            rng_t = np.random.default_rng([self.seed, index if layout is None else layout, 0x70C4])
-            touch = {b: cond.touch_p > 0 and rng_t.random() < cond.touch_p for b in boxes}
-            box_pos: dict[int, np.ndarray] = {}
-            if deal is not None:
-                third = {"punto": len(deal) > 4, "banco": len(deal) > 5}
-            slots = []
-            for i in range(3):
-                for name in ("punto", "banco"):
-                    if i == 2 and not third[name]:
-                        continue
-                    slots.append((name, i))
-            for n, (name, i) in enumerate(slots):
-                bc = boxes[name]
-                if i < 2:
-                    base = bc + np.array([(-0.6 if i == 0 else 0.6) * w, -0.55 * w])
-                    theta0 = 0.0
-                else:
-                    base = bc + np.array([0.0, 0.78 * w])
-                    theta0 = math.pi / 2
-                code = deal[n] if deal is not None and n < len(deal) else self.codes[int(rng.integers(len(self.codes)))]
-                mine = [(k, c) for k, c in enumerate(cards) if c.zone == name and c.deal is not None]
-                for _ in range(30):
-                    pos = base + rng.uniform(-0.05, 0.05, 2) * w
-                    theta = theta0 + math.radians(rng.uniform(-cond.rotation, cond.rotation))
-                    if rng.random() < 0.5:
-                        theta += math.pi          # upside down: same index, other way up
-                    quad = card_quad(pos, theta)
-                    if touch[name] and mine:
-                        break
-                    if fits(quad, 3.0):
-                        break
-                else:
+    def _deal_boxes(self, t: _Table, rng: np.random.Generator, table_no: int, deal: list[str] | None) -> None:
+        """Deal the boxes' cards onto ``t`` in dealing order (a third card in a box as drawn, or as
+        ``deal`` has one): each in its place, jittered and clear of everything on the felt, or, in a
+        box drawn to touch, pushed against (and over) the box's earlier cards."""
+        cond = self.condition
+        third = {b: rng.random() < cond.third_p for b in t.boxes}
+        # Touching and overlapping cards draw from their own stream: the rest of the table
+        # is the same as without them.
+        rng_t = np.random.default_rng([self.seed, table_no, 0x70C4])
+        touch = {b: cond.touch_p > 0 and rng_t.random() < cond.touch_p for b in t.boxes}
+        box_pos: dict[int, np.ndarray] = {}
+        if deal is not None:
+            third = {"punto": len(deal) > 4, "banco": len(deal) > 5}
+        for n, (name, i) in enumerate(_box_slots(third)):
+            code = deal[n] if deal is not None and n < len(deal) else self.codes[int(rng.integers(len(self.codes)))]
+            mine = [(k, c) for k, c in enumerate(t.cards) if c.zone == name and c.deal is not None]
+            spot = self._box_spot(t, rng, name, i, touch[name] and bool(mine))
+            if spot is None:
+                continue
+            pos, theta, quad = spot
+            card = TrueCard(code, quad, name, deal=n)
+            if touch[name] and mine:
+                pos = self._push_onto(t, rng_t, card, pos, theta, mine, box_pos)
+                if pos is None:
                     continue
-                card = TrueCard(code, quad, name, deal=n)
-                if touch[name] and mine:
-                    pushed = self._push(pos, theta, [box_pos[k] for k, _ in mine], [c.quad for _, c in mine],
-                                        card_quad, float(rng_t.uniform(*cond.overlap)) * w)  # fmt: skip
-                    others = [q for q in placed if not any(q is c.quad for _, c in mine)]
-                    if pushed is None or not _clear(pushed[1], others):
-                        continue
-                    pos, card.quad = pushed
-                    card.touching = True
-                    for _, c in mine:
-                        share = _covered(c.quad, card.quad)
-                        if share >= 0 or _poly_overlap(c.quad, card.quad, 1.5):
-                            c.touching = True
-                            c.covered = max(c.covered, round(max(share, 0.0), 3))
-                placed.append(card.quad)
-                box_pos[len(cards)] = pos
-                cards.append(card)
-        # Extra cards outside the boxes: face up (zone None) or face down.
+            t.placed.append(card.quad)
+            box_pos[len(t.cards)] = pos
+            t.cards.append(card)
+
+    def _box_spot(self, t: _Table, rng: np.random.Generator, name: str, i: int,
+                  will_push: bool) -> tuple[np.ndarray, float, np.ndarray] | None:  # fmt: skip
+        """Where box ``name``'s card ``i`` (0 and 1 side by side, 2 sideways below) lies: its
+        position, angle and image quad, jittered - the first drawn when it is to be pushed against
+        the box's cards, else the first of 30 clear of everything on the felt (None if none is)."""
+        cond = self.condition
+        bc = t.boxes[name]
+        if i < 2:
+            base = bc + np.array([(-0.6 if i == 0 else 0.6) * t.w, -0.55 * t.w])
+            theta0 = 0.0
+        else:
+            base = bc + np.array([0.0, 0.78 * t.w])
+            theta0 = math.pi / 2
+        for _ in range(30):
+            pos = base + rng.uniform(-0.05, 0.05, 2) * t.w
+            theta = theta0 + math.radians(rng.uniform(-cond.rotation, cond.rotation))
+            if rng.random() < 0.5:
+                theta += math.pi          # upside down: same index, other way up
+            quad = t.card_quad(pos, theta)
+            if will_push or t.fits(quad, 3.0):
+                return pos, theta, quad
+        return None
+
+    def _push_onto(self, t: _Table, rng_t: np.random.Generator, card: TrueCard, pos: np.ndarray, theta: float,
+                   mine: list[tuple[int, TrueCard]], box_pos: dict[int, np.ndarray]) -> np.ndarray | None:  # fmt: skip
+        """Push ``card`` against its box's earlier cards ``mine`` and over them by a drawn overlap,
+        marking those it touches or covers: its new position, or None when it cannot lie there
+        (in the frame, clear of everything else)."""
+        pushed = self._push(pos, theta, [box_pos[k] for k, _ in mine], [c.quad for _, c in mine],
+                            t.card_quad, float(rng_t.uniform(*self.condition.overlap)) * t.w)  # fmt: skip
+        others = [q for q in t.placed if not any(q is c.quad for _, c in mine)]
+        if pushed is None or not _clear(pushed[1], others):
+            return None
+        pos, card.quad = pushed
+        card.touching = True
+        for _, c in mine:
+            share = _covered(c.quad, card.quad)
+            if share >= 0 or _poly_overlap(c.quad, card.quad, 1.5):
+                c.touching = True
+                c.covered = max(c.covered, round(max(share, 0.0), 3))
+        return pos
+
+    def _other_cards(self, t: _Table, rng: np.random.Generator) -> None:
+        """Extra cards outside the boxes onto ``t``: face up (zone None) or face down."""
+        cond = self.condition
         n_other = int(rng.integers(cond.others[0], cond.others[1] + 1))
         for _ in range(n_other):
             face_down = rng.random() < cond.backs_p
             for _ in range(40):
                 if cond.empty and rng.random() < 0.4:   # a face-down card in a box
-                    bc = boxes[list(boxes)[int(rng.integers(2))]]
-                    pos = bc + rng.uniform(-0.7, 0.7, 2) * w
+                    bc = t.boxes[list(t.boxes)[int(rng.integers(2))]]
+                    pos = bc + rng.uniform(-0.7, 0.7, 2) * t.w
                 else:
-                    pos = rng.uniform([-FRAME_W / 2 + w, -FRAME_H / 2 + w], [FRAME_W / 2 - w, FRAME_H / 2 - w])
+                    pos = rng.uniform([-FRAME_W / 2 + t.w, -FRAME_H / 2 + t.w], [FRAME_W / 2 - t.w, FRAME_H / 2 - t.w])
                 theta = rng.uniform(0, 2 * math.pi)
-                quad = card_quad(pos, theta)
-                if fits(quad, 6.0):
+                quad = t.card_quad(pos, theta)
+                if t.fits(quad, 6.0):
                     zone = None
                     if not face_down:
                         from shoe_daemon.vision.zones import Zone, zone_of
-                        zone = zone_of([Zone.from_config(z) for z in zones], quad.mean(axis=0))
-                    placed.append(quad)
+                        zone = zone_of([Zone.from_config(z) for z in t.zones], quad.mean(axis=0))
+                    t.placed.append(quad)
                     code = None if face_down else self.codes[int(rng.integers(len(self.codes)))]
-                    cards.append(TrueCard(code, quad, zone))
+                    t.cards.append(TrueCard(code, quad, zone))
                     break
+
+    def _chips(self, t: _Table, rng: np.random.Generator) -> list[tuple[np.ndarray, float]]:
+        """Chips on the felt of ``t``, clear of everything on it: (centre, radius) each."""
         # Chips: circles of radius ~0.31 w (39 mm chips, 63 mm cards).
+        cond = self.condition
         chips = []
         n_chips = int(rng.integers(cond.chips[0], cond.chips[1] + 1))
         for _ in range(n_chips):
-            rad = 0.31 * w * rng.uniform(0.9, 1.1)
+            rad = 0.31 * t.w * rng.uniform(0.9, 1.1)
             for _ in range(40):
                 p = rng.uniform([rad + 3, rad + 3], [FRAME_W - rad - 3, FRAME_H - rad - 3])
                 ang = np.linspace(0, 2 * math.pi, 12, endpoint=False)
                 poly = np.stack([p[0] + rad * np.cos(ang), p[1] + rad * np.sin(ang)], axis=1)
-                if fits(poly, 2.0):
-                    placed.append(poly)
+                if t.fits(poly, 2.0):
+                    t.placed.append(poly)
                     chips.append((p, rad))
                     break
-        if visible is not None:   # the same table before the later cards land (their places kept)
-            cards = [c for c in cards if c.deal is None or c.deal < visible]
+        return chips
+
+    def _hand_over(self, rng_cam: np.random.Generator, cards: list[TrueCard], placed: list[np.ndarray],
+                   visible: int | None, hand: bool | None) -> tuple | None:  # fmt: skip
+        """Where the dealer's hand lies, if anywhere (as drawn, or as ``hand`` forces): over a
+        corner of a face-up card (the last dealt when ``visible`` is given), marked on that card,
+        as (its quad, the corner); (None, None) with no face-up card to cover."""
         hand_at = None
-        want_hand = (rng_cam.random() < cond.hand_p) if hand is None else hand
+        want_hand = (rng_cam.random() < self.condition.hand_p) if hand is None else hand
         if want_hand and placed:
             face_up = [c for c in cards if c.code is not None] or cards
             if face_up:
@@ -363,19 +458,7 @@ class FrameGenerator:
                 hand_at = (target.quad, corner)
             else:
                 hand_at = (None, None)
-
-        img, felt = self._render(rng, rng_cam, cards, chips, hand_at, w)
-        # Index corners (a little in from the printed top-left and bottom-right): where glare hurts.
-        targets = [(c, c.quad[k] + (c.centre - c.quad[k]) * 0.15) for c in cards if c.code is not None for k in (0, 2)]
-        img, jpeg, params = self._camera(rng_cam, img, w, targets)
-        if "glare_at" in params:
-            gx, gy, sig = params.pop("glare_at")
-            for c, p in targets:
-                if math.hypot(p[0] - gx, p[1] - gy) < sig:
-                    c.glare_index = True
-        params.update(card_width=round(w, 1), keystone=round(k, 3), frame_rotation=round(math.degrees(a), 2),
-                      chips=len(chips), hand=hand_at is not None, felt=felt)  # fmt: skip
-        return SynthFrame(img, jpeg, cards, zones, params)
+        return hand_at
 
     @staticmethod
     def _push(pos, theta, mates_pos, mates_quads, card_quad, depth: float):
