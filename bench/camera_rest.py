@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -143,7 +144,7 @@ def run_case(cond: str, design: str, model: str, layouts: int, seed: int) -> Res
 
 def render(results: dict, elapsed: float, argv: list[str]) -> str:
     lines = [HEADING, "",
-             f"Generated {_dt.date.today().isoformat()} by `python -m bench.camera_rest {' '.join(argv)}` in "
+             f"Generated {_dt.date.today().isoformat()} by `python -m bench.camera_rest {shlex.join(argv)}` in "
              f"{elapsed / 60:.1f} min. Each layout is seen in {FRAMES} frames and fused with the daemon's default "
              "`[camera.fuser]`; see the module's doc for the columns.", "",
              "| case | layouts | cards | ok right | ok wrong | unsure, value right | unsure, value wrong | unsure | "
