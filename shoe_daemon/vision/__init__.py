@@ -21,9 +21,9 @@ from typing import Any
 
 _LAZY = {
     "Recognizer": "shoe_daemon.vision.recognizer",
-    "FrameResult": "shoe_daemon.vision.recognizer",
-    "CardResult": "shoe_daemon.vision.recognizer",
-    "Thresholds": "shoe_daemon.vision.recognizer",
+    "FrameResult": "shoe_daemon.vision.result",
+    "CardResult": "shoe_daemon.vision.result",
+    "Thresholds": "shoe_daemon.vision.decision",
     "CardFuser": "shoe_daemon.vision.fuser",
     "FusedCard": "shoe_daemon.vision.fuser",
     "open_frames": "shoe_daemon.vision.frames",

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from shoe_daemon.game.cards import RANK_VALUES, RANKS, SUITS
+from shoe_daemon.vision.decision import RANK_OF_COUNT
 from shoe_daemon.vision.presence import no_face_ink
-from shoe_daemon.vision.recognizer import RANK_OF_COUNT, CardResult, cand_width
+from shoe_daemon.vision.recognizer import cand_width
+from shoe_daemon.vision.result import CardResult
 from shoe_daemon.vision.zones import zone_of
 
 # The centre's pips, each clearly a pip, reading the other suit of the deck's suit's colour at

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shoe_daemon.vision.recognizer import CardResult, FrameResult
+from shoe_daemon.vision.result import CardResult, FrameResult
 
 
 @dataclass

@@ -33,7 +33,9 @@ def test_pair_sized_no_value_only_for_partial_readings_with_a_corner_against_the
     """The rule itself: a `partial` reading with a corner ignored against the centre loses its
     value; one whose corners named two courts under a picture (a KD read K and Q, own seed 889944
     frame 103), an `ok` one, or a rejection stays as it was."""
-    from shoe_daemon.vision.recognizer import CORNER_AGAINST_CENTRE, CardResult, _pair_sized_no_value
+    from shoe_daemon.vision.decision import CORNER_AGAINST_CENTRE
+    from shoe_daemon.vision.recognizer import _pair_sized_no_value
+    from shoe_daemon.vision.result import CardResult
 
     def res(status, reason):
         return CardResult(None, 0, status, 0.99, [[0, 0], [1, 0], [1, 1], [0, 1]], None, reason)

@@ -32,8 +32,9 @@ def test_two_alike_corners_without_the_centre_need_pip_ink(recognizer):
     """The rule itself, in `_decide`'s face gate: two whole index corners reading alike, the centre
     neither pips nor a picture, give `unknown` with pip-sized ink in the inner area and "not sure"
     (the face test's to decide) without any."""
+    from shoe_daemon.vision.decision import NOT_SURE
     from shoe_daemon.vision.pips import PipReading
-    from shoe_daemon.vision.recognizer import NOT_SURE, CardResult
+    from shoe_daemon.vision.result import CardResult
     from tests.vision.test_peek_index import _decision
 
     spade = [[0.96, 0, 0, 0.02, 0.02], [0.95, 0, 0, 0.04, 0.01]]

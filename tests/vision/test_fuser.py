@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shoe_daemon.vision.fuser import CardFuser
-from shoe_daemon.vision.recognizer import CardResult, FrameResult
+from shoe_daemon.vision.result import CardResult, FrameResult
 
 
 def _card(code, x=100.0, y=100.0, status="ok", value=None, conf=0.995, zone="punto"):

@@ -46,8 +46,8 @@ def test_a_blurred_jumbo_court_is_no_ace(recognizer):
 
 def test_streaks_are_smeared_a_glyph_is_not():
     """Motion blur leaves a glyph's edges running one way; a glyph's own run every way."""
+    from shoe_daemon.vision.decision import SMEARED
     from shoe_daemon.vision.index import smear
-    from shoe_daemon.vision.recognizer import SMEARED
 
     streaks = np.zeros((24, 16), np.float32)
     for k in range(-24, 16, 6):     # diagonal streaks, as a glyph smeared by diagonal motion
