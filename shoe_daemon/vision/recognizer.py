@@ -12,11 +12,11 @@ independent readings are made (:mod:`shoe_daemon.vision.index`, :mod:`shoe_daemo
 They are combined (:mod:`shoe_daemon.vision.decision`) as independent evidence (a product of
 probabilities) into a posterior over the 13 ranks and one over the 4 suits. A card is reported
 ``ok`` when the posterior of its exact identity clears a high threshold, ``partial`` (card null,
-value given) when only the baccarat value does (e.g. a K, Q, J or 10 whose rank glyph is hidden: all four count 0), and
-``unknown`` otherwise; the confidence is calibrated (empirical probability of being right, fitted
-on held-out synthetic frames). A white quadrilateral with no readable index in either corner
-(a card back, a chip's label, a face hidden by hands) is reported only when the face itself shows
-(:mod:`shoe_daemon.vision.presence`), as ``unknown``: no card is ever made up.
+value given) when only the baccarat value does (e.g. a K, Q, J or 10 whose rank glyph is hidden:
+all four count 0), and ``unknown`` otherwise; the confidence is calibrated (empirical probability
+of being right, fitted on held-out synthetic frames). A white quadrilateral with no readable index
+in either corner (a card back, a chip's label, a face hidden by hands) is reported only when the
+face itself shows (:mod:`shoe_daemon.vision.presence`), as ``unknown``: no card is ever made up.
 """
 
 from __future__ import annotations
