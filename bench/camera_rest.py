@@ -1,6 +1,6 @@
 """What the daemon decides from the camera: cards at rest, read over several frames and fused.
 
-    .venv/bin/python -m bench.camera_rest --jobs 2 --report docs/camera.md   # the full run (~15 min)
+    .venv/bin/python -m bench.camera_rest --jobs 2 --report docs/camera.md   # the full run (~8 min on 2 cores)
     .venv/bin/python -m bench.camera_rest --quick                            # a fifth of the layouts
 
 ``bench.camera`` scores single frames. The daemon never acts on one: its camera source feeds every

@@ -630,8 +630,8 @@ def _split_too_large(s: _Search) -> None:
     # candidates there are.
     short = s.short
     med = median_size(s.found)
-    if s.felt is None and any(short_side(c.quad) >= FELT_CORNER_SIZE * short for c in s.found):
-        s.felt = felt_colour(s.frame)
+    if any(short_side(c.quad) >= FELT_CORNER_SIZE * short for c in s.found):
+        s.known_felt()
     large = [(cand, s.outline[id(cand)]) for cand in s.found
              if id(cand) in s.outline and cand.agree < CLEAN_AGREE
              and (med is not None and too_large(cand, med) or felt_in_corner(s.frame, s.felt, cand, short))]
@@ -643,9 +643,7 @@ def _split_too_large(s: _Search) -> None:
         least = TWO_MIN_INNER * float(np.median(others)) if len(others) >= 2 else 0.0
         cards = corner_cards(c, s.mask, short, s.w, s.h, s.frame, s.felt, piece=s.is_piece)
         inner = [q for q in _not_two_ends(cards, s.white, short)
-                 if math.sqrt(_area(q)) >= least
-                 and not any(o is not cand and np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short
-                             for o in s.found)]  # fmt: skip
+                 if math.sqrt(_area(q)) >= least and not _found_already(q, s.found, short, but=cand)]
         if inner:
             s.found = [o for o in s.found if o is not cand] + inner
             s.rejected.append((cand.quad, TOO_LARGE_SPLIT))
@@ -667,8 +665,7 @@ def _cards_from_corners(s: _Search) -> None:
             continue
         cards = corner_cards(c, s.mask, short, s.w, s.h, s.frame, s.felt, area < 0.8 * short * short * CARD_RATIO,
                              piece=s.is_piece)
-        inner = [q for q in _not_two_ends(cards, s.white, short)
-                 if not any(np.linalg.norm(o.quad.mean(axis=0) - q.quad.mean(axis=0)) < 0.4 * short for o in s.found)]
+        inner = [q for q in _not_two_ends(cards, s.white, short) if not _found_already(q, s.found, short)]
         if inner:
             felt = s.known_felt()
             inner = [q for q in inner if not piece_beside_hand(
@@ -677,6 +674,13 @@ def _cards_from_corners(s: _Search) -> None:
             s.found.extend(inner)
             gone.add(k)
     s.rejected = [r for k, r in enumerate(s.rejected) if k not in gone]
+
+
+def _found_already(q: Candidate, found: list[Candidate], short: float, but: Candidate | None = None) -> bool:
+    """Whether a card of ``found`` (other than ``but``) lies at ``q``: centres within 0.4 of the
+    frame's card size ``short``."""
+    centre = q.quad.mean(axis=0)
+    return any(o is not but and np.linalg.norm(o.quad.mean(axis=0) - centre) < 0.4 * short for o in found)
 
 
 def _drop_two_in_one(found: list[Candidate], rejected: list[tuple[np.ndarray, str]]) -> list[Candidate]:

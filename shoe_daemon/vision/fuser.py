@@ -100,14 +100,14 @@ class CardFuser:
                     pairs.append((d, ti, ci))
         pairs.sort()
         used_t, used_c = set(), set()
-        for d, ti, ci in pairs:
+        for _d, ti, ci in pairs:
             if ti in used_t or ci in used_c:
                 continue
             used_t.add(ti)
             used_c.add(ci)
             tr = self.tracks[ti]
             c = result.cards[ci]
-            if d > self.move_tolerance * tr.width or c.zone != tr.last.zone:
+            if not self._at_its_place(tr, c):
                 # Still moving (being dealt or slid into place): start over. A card decided stays
                 # decided in its zone: slid, or half under a hand for a frame (its outline's centre
                 # jumps), it is still that card (own seed 881715, layout 25: a TH decided twice).
@@ -143,12 +143,17 @@ class CardFuser:
     def _recalled(self, c: CardResult) -> Track | None:
         """The decided card out of sight at ``c``'s place (same zone, moved less than the tolerance)."""
         for tr in self.out_of_sight:
-            d = float(np.hypot(c.centre[0] - tr.centre[0], c.centre[1] - tr.centre[1]))
-            if d <= self.move_tolerance * tr.width and c.zone == tr.last.zone:
+            if self._at_its_place(tr, c):
                 self.out_of_sight.remove(tr)
                 tr.centre, tr.width, tr.last, tr.seen, tr.missed, tr.votes = c.centre, c.width, c, 1, 0, []
                 return tr
         return None
+
+    def _at_its_place(self, tr: Track, c: CardResult) -> bool:
+        """Whether ``c`` lies where ``tr``'s card was last seen: in its zone, moved less than the
+        tolerance."""
+        d = float(np.hypot(c.centre[0] - tr.centre[0], c.centre[1] - tr.centre[1]))
+        return d <= self.move_tolerance * tr.width and c.zone == tr.last.zone
 
     def _decide(self, tr: Track, t: float | None) -> FusedCard | None:
         votes = tr.votes

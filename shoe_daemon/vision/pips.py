@@ -87,19 +87,25 @@ def _coloured(part: np.ndarray, white: np.ndarray) -> np.ndarray:
 def one_ink(part: np.ndarray, white: np.ndarray) -> float:
     """Share of the coloured (saturated, not red) ink of ``part`` in its main hue family (gold,
     green or blue): ~1 for a four-colour deck's pips, less for a picture in several inks."""
-    b, g, r = (p.ravel() for p in _planes(part, white))
-    mx = np.maximum(np.maximum(b, g), r)
-    sat = mx - np.minimum(np.minimum(b, g), r)
-    d = np.maximum(sat, 1e-6)
-    hue = np.where(mx == r, (60 * (g - b) / d) % 360, np.where(mx == g, 60 * (b - r) / d + 120, 60 * (r - g) / d + 240))
-    hue = hue[(sat > 0.25) & (hue >= 30) & (hue < 330)]     # red left out
-    if len(hue) < 20:
+    fam = _hue_families(*(p.ravel() for p in _planes(part, white)), min_sat=0.25)
+    if fam.sum() < 20:
         return 1.0
     # Purple (270-330) is no pip's ink but a picture's red and blue blurred together: it counts
     # against one ink (a jumbo-index KC's small court, all purple, was "1 pip in a colour ink"
     # and read as an ace; own seed 885000 table-stress frame 95, not the benchmark's).
-    fam = np.bincount(np.digitize(hue, [90, 180, 270]), minlength=4)   # gold, green, blue, purple
     return float(fam[:3].max() / fam.sum())
+
+
+def _hue_families(b: np.ndarray, g: np.ndarray, r: np.ndarray, min_sat: float) -> np.ndarray:
+    """How many of the pixels (``b``, ``g``, ``r``: against the white) more saturated than
+    ``min_sat`` lie in each hue family: gold (30-90 degrees), green, blue, purple (270-330); red,
+    within 30 degrees of 0, is left out."""
+    mx = np.maximum(np.maximum(b, g), r)
+    sat = mx - np.minimum(np.minimum(b, g), r)
+    d = np.maximum(sat, 1e-6)
+    hue = np.where(mx == r, (60 * (g - b) / d) % 360, np.where(mx == g, 60 * (b - r) / d + 120, 60 * (r - g) / d + 240))
+    hue = hue[(sat > min_sat) & (hue >= 30) & (hue < 330)]
+    return np.bincount(np.digitize(hue, [90, 180, 270]), minlength=4)
 
 
 def picture_in_one_ink(region: np.ndarray, part: np.ndarray, white: np.ndarray) -> float:
@@ -118,15 +124,8 @@ def picture_in_one_ink(region: np.ndarray, part: np.ndarray, white: np.ndarray) 
     n = int(np.count_nonzero(core))
     if n < 20:
         return 0.0
-    b, g, r = (p[core] for p in _planes(part, white))
-    mx = np.maximum(np.maximum(b, g), r)
-    sat = mx - np.minimum(np.minimum(b, g), r)
-    d = np.maximum(sat, 1e-6)
-    hue = np.where(mx == r, (60 * (g - b) / d) % 360, np.where(mx == g, 60 * (b - r) / d + 120, 60 * (r - g) / d + 240))
-    hue = hue[(sat > CORE_COLOURED) & (hue >= 30) & (hue < 330)]     # red and grey left out
-    if not len(hue):
-        return 0.0
-    return float(np.bincount(np.digitize(hue, [90, 180, 270]), minlength=4).max() / n)
+    fam = _hue_families(*(p[core] for p in _planes(part, white)), min_sat=CORE_COLOURED)   # grey left out
+    return float(fam.max() / n)
 
 
 def _colour_share(part: np.ndarray, white: np.ndarray, mask: np.ndarray) -> float:
